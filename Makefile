@@ -1,0 +1,77 @@
+# Stream-grouping benchmark harness. `make help` lists the targets.
+#
+# Everything the project needs is installed by the targets themselves, into .venv/ (Python) and
+# .cache/ (Kafka and Spark jars from Maven Central, influxd built with Go, datasets). A second run of
+# an install step does nothing.
+
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+STAMP  := $(VENV)/.installed
+
+# Bench parameters (see `python -m bench run --help`); ARGS passes any other option verbatim.
+GROUPING ?= DYNAMIC_KEY
+DATASET  ?=
+WORKERS  ?=
+SPLITTERS ?=
+COST_MS  ?=
+RATE     ?=
+LIMIT    ?=
+RUN_ID   ?=
+ARGS     ?=
+BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(WORKERS)) \
+             $(if $(SPLITTERS),--splitters $(SPLITTERS)) $(if $(COST_MS),--cost-ms $(COST_MS)) \
+             $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) \
+             $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
+
+.DEFAULT_GOAL := help
+.PHONY: help install venv up down status test bench bench-all perf produce clean
+
+help:
+	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
+	@echo "make bench-all                    the four groupings on the same topic, one comparison table"
+	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
+	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
+	@echo "make perf                         benchmarks: routing, producer, pipeline, simulator"
+	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
+	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is required (found %s)" % sys.version.split()[0])'
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[test]'
+	@touch $@
+
+venv: $(STAMP)
+
+install: $(STAMP)
+	$(PY) -m bench.stack install
+
+up: install
+	$(PY) -m bench.stack up
+
+down:
+	@if [ -x $(PY) ]; then $(PY) -m bench.stack down; else echo "nothing to stop (no $(VENV))"; fi
+
+status: $(STAMP)
+	$(PY) -m bench.stack status
+
+test: install
+	$(PY) -m pytest
+
+bench: up
+	$(PY) -m bench run --grouping $(GROUPING) $(BENCH_OPTS)
+
+bench-all: up
+	$(PY) -m bench run-all $(BENCH_OPTS)
+
+perf: up
+	$(PY) -m bench.perf
+
+produce: up
+	@test -n "$(DATASET)" -a -n "$(TOPIC)" || { echo "usage: make produce DATASET=NAME TOPIC=NAME [RATE=records/s] [LIMIT=n]"; exit 2; }
+	$(PY) -m producers --dataset $(DATASET) --topic $(TOPIC) $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) $(ARGS)
+
+clean: down
+	rm -rf .stack

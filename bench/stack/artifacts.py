@@ -1,0 +1,194 @@
+"""Installs the stack's binaries into the cache folder, once: Kafka broker jars, Spark's Kafka
+connector jars (Maven Central, via `mvn dependency:copy-dependencies`) and `influxd` 1.8.10
+(`go install`).
+
+Each artefact set lands in its own folder and is marked complete by a stamp file holding the exact
+coordinates, so a second call does nothing and a change of version re-resolves. Broker jars and
+connector jars never share a folder: the broker's Kafka and Scala jars must not reach Spark's
+classpath.
+
+Versions (see docs/stack.md for why they are what they are):
+- Kafka broker `org.apache.kafka:kafka_2.13:4.3.1` (KRaft, runs on JDK 17).
+- Spark connector `org.apache.spark:spark-sql-kafka-0-10_2.13` at pyspark's own version. Its
+  dependency `spark-token-provider-kafka-0-10_2.13` is published on the reachable Maven Central only
+  up to 4.0.0, so that one jar is pinned to 4.0.0 (its API, `KafkaConfigUpdater`/`KafkaTokenUtil`, is
+  unchanged since).
+- InfluxDB OSS 1.8.10, built with `CGO_ENABLED=0 go install`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+from textwrap import dedent
+
+from bench.stack import tools
+from bench.stack.config import StackConfig
+from bench.stack.process import StackError
+
+KAFKA_VERSION = "4.3.1"
+LOG4J_VERSION = "2.25.4"
+TOKEN_PROVIDER_VERSION = "4.0.0"
+INFLUXDB_MODULE = "github.com/influxdata/influxdb/cmd/influxd@v1.8.10"
+
+KAFKA_DEPENDENCIES = (
+    ("org.apache.kafka", "kafka_2.13", KAFKA_VERSION, ()),
+    # kafka.tools.StorageTool (`kafka-storage format`) lives in kafka_2.13; kafka-tools adds the CLI tools.
+    ("org.apache.kafka", "kafka-tools", KAFKA_VERSION, ()),
+    # Kafka 4 logs through SLF4J 1.7 -> Log4j 2; without a binding the broker logs nothing.
+    ("org.apache.logging.log4j", "log4j-slf4j-impl", LOG4J_VERSION, ()),
+)
+
+
+def pyspark_version() -> str:
+    """The installed pyspark's version, e.g. `4.2.0` (the connector must match it exactly)."""
+    from importlib.metadata import version
+
+    return version("pyspark")
+
+
+def pyspark_jars_dir() -> Path:
+    """The folder of jars pyspark's own JVM loads (`<site-packages>/pyspark/jars`)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec("pyspark")
+    if spec is None or spec.origin is None:
+        raise StackError("pyspark is not installed in this interpreter; run `make install`")
+    return Path(spec.origin).parent / "jars"
+
+
+def spark_dependencies() -> tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...]:
+    version = pyspark_version()
+    return (
+        (
+            "org.apache.spark",
+            "spark-sql-kafka-0-10_2.13",
+            version,
+            (("org.apache.spark", "spark-token-provider-kafka-0-10_2.13"),),
+        ),
+        ("org.apache.spark", "spark-token-provider-kafka-0-10_2.13", TOKEN_PROVIDER_VERSION, (("*", "*"),)),
+    )
+
+
+def _pom(name: str, dependencies) -> str:
+    deps = []
+    for group, artifact, version, exclusions in dependencies:
+        excl = "".join(
+            f"<exclusion><groupId>{g}</groupId><artifactId>{a}</artifactId></exclusion>" for g, a in exclusions
+        )
+        excl = f"<exclusions>{excl}</exclusions>" if excl else ""
+        deps.append(
+            f"    <dependency><groupId>{group}</groupId><artifactId>{artifact}</artifactId>"
+            f"<version>{version}</version>{excl}</dependency>"
+        )
+    body = "\n".join(deps)
+    return dedent(
+        f"""\
+        <project xmlns="http://maven.apache.org/POM/4.0.0">
+          <modelVersion>4.0.0</modelVersion>
+          <groupId>local.stream-groupings-bench</groupId>
+          <artifactId>{name}</artifactId>
+          <version>1</version>
+          <packaging>pom</packaging>
+          <dependencies>
+        {body}
+          </dependencies>
+        </project>
+        """
+    )
+
+
+def _artifact_id(jar: Path) -> str:
+    """`kafka-clients-3.9.2.jar` -> `kafka-clients` (the name up to the first `-<digit>`)."""
+    return re.sub(r"-\d[^/]*\.jar$", "", jar.name)
+
+
+def _resolve(config: StackConfig, name: str, dependencies, quiet: bool) -> Path:
+    target = config.cache_dir / "jars" / name
+    pom = _pom(name, dependencies)
+    stamp = hashlib.sha256(pom.encode()).hexdigest()
+    stamp_file = target / ".complete"
+    if stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
+        return target
+    tools.require(tools.JAVA)
+    tools.require(tools.MAVEN)
+    work = config.cache_dir / "mvn" / name
+    work.mkdir(parents=True, exist_ok=True)
+    (work / "pom.xml").write_text(pom)
+    staging = config.cache_dir / "jars" / f".{name}.partial"
+    shutil.rmtree(staging, ignore_errors=True)
+    if not quiet:
+        print(f"resolving {name} jars from Maven Central into {target} ...", flush=True)
+    proc = subprocess.run(
+        [
+            "mvn", "-q", "-B", "-f", str(work / "pom.xml"),
+            "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={staging}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if proc.returncode != 0:
+        errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line][:3]
+        raise StackError(f"mvn could not resolve the {name} jars:\n" + "\n".join(errors))
+    shutil.rmtree(target, ignore_errors=True)
+    staging.rename(target)
+    stamp_file.write_text(stamp + "\n")
+    return target
+
+
+def kafka_broker_jars(config: StackConfig, quiet: bool = False) -> Path:
+    """Folder with the Kafka broker's classpath (resolved on first use).
+
+    Raises: ToolMissing (java/mvn), StackError when Maven cannot resolve the artefacts.
+    """
+    return _resolve(config, "kafka", KAFKA_DEPENDENCIES, quiet)
+
+
+def spark_connector_jars(config: StackConfig | None = None, quiet: bool = False) -> list[Path]:
+    """Jars to put on Spark's classpath (`spark.jars`) for the Kafka source and sink.
+
+    Jars whose artifact pyspark already ships (scala-library, slf4j, lz4, snappy, ...) are left out,
+    so Spark keeps its own versions.
+
+    Returns: sorted absolute paths. Raises: ToolMissing (java/mvn), StackError from Maven.
+    """
+    config = config or StackConfig.from_env()
+    folder = _resolve(config, "spark", spark_dependencies(), quiet)
+    shipped = {_artifact_id(jar) for jar in pyspark_jars_dir().glob("*.jar")}
+    return sorted(jar for jar in folder.glob("*.jar") if _artifact_id(jar) not in shipped)
+
+
+def influxd_binary(config: StackConfig, quiet: bool = False) -> Path:
+    """Path of `influxd` 1.8.10, built once into `<cache>/bin` with `go install` (2-4 min).
+
+    Raises: ToolMissing (go), StackError with Go's last lines when the build fails.
+    """
+    binary = config.cache_dir / "bin" / "influxd"
+    stamp_file = binary.with_name(".influxd.complete")
+    if binary.is_file() and stamp_file.is_file() and stamp_file.read_text().strip() == INFLUXDB_MODULE:
+        return binary
+    tools.require(tools.GO)
+    binary.parent.mkdir(parents=True, exist_ok=True)
+    if not quiet:
+        print(f"building {INFLUXDB_MODULE} into {binary.parent} (a few minutes, once) ...", flush=True)
+    env = {**os.environ, "CGO_ENABLED": "0", "GOBIN": str(binary.parent)}
+    proc = subprocess.run(
+        ["go", "install", INFLUXDB_MODULE], capture_output=True, text=True, env=env, check=False
+    )
+    if proc.returncode != 0 or not binary.is_file():
+        last = "\n".join((proc.stdout + proc.stderr).splitlines()[-10:])
+        raise StackError(f"go install {INFLUXDB_MODULE} failed:\n{last}")
+    stamp_file.write_text(INFLUXDB_MODULE + "\n")
+    return binary
+
+
+def install_all(config: StackConfig, quiet: bool = False) -> None:
+    """Install every artefact the stack and the Spark job need (idempotent)."""
+    kafka_broker_jars(config, quiet)
+    spark_connector_jars(config, quiet)
+    influxd_binary(config, quiet)
