@@ -1,0 +1,107 @@
+"""`python -m bench simulate`: the groupings in-process over a dataset or a recorded topic."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def _csv(kind):
+    def parse(text: str) -> list:
+        try:
+            return [kind(x) for x in text.split(",") if x]
+        except ValueError:
+            raise ValueError(f"not a comma-separated list of {kind.__name__}: {text!r}") from None
+    return parse
+
+
+def parse_assignments(items: list[str] | None) -> dict:
+    """`["k=v", ...]` -> dict; values become int, float, bool or stay strings."""
+    out = {}
+    for item in items or []:
+        if "=" not in item:
+            raise ValueError(f"expected KEY=VALUE, got {item!r}")
+        key, raw = item.split("=", 1)
+        value: object = raw
+        for cast in (int, float):
+            try:
+                value = cast(raw)
+                break
+            except ValueError:
+                pass
+        if raw.lower() in ("true", "false"):
+            value = raw.lower() == "true"
+        out[key.strip().replace("-", "_")] = value
+    return out
+
+
+def add_parsers(subparsers) -> None:
+    p = subparsers.add_parser(
+        "simulate", help="route a dataset or a recorded topic in-process (no Spark), one run record per point",
+        description="Run the groupings in-process over a dataset (virtual clock) or a recorded input topic "
+                    "(its Kafka timestamps), with the observer's metric code; writes one run record per "
+                    "(grouping, workers) point and prints a summary table.",
+    )
+    p.add_argument("--grouping", default="all", help="G[,G...] or 'all' (SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY)")
+    p.add_argument("--dataset", required=True, help="dataset name (python -m datasets list)")
+    p.add_argument("--dataset-param", action="append", metavar="K=V", help="dataset parameter, repeatable")
+    p.add_argument("--workers", default="10", help="W[,W...] (default 10)")
+    p.add_argument("--splitters", type=int, default=10, help="grouping instances S (default 10)")
+    p.add_argument("--param", action="append", metavar="K=V", help="grouping parameter, repeatable")
+    p.add_argument("--rate", type=float, help="virtual clock: records/s (default: the dataset's own times)")
+    p.add_argument("--speed", type=float, help="virtual clock: the dataset's own times sped up K times")
+    p.add_argument("--limit", type=int, help="records to read")
+    p.add_argument("--from-topic", help="read this recorded input topic instead (its Kafka timestamps are the clock)")
+    p.add_argument("--bootstrap-servers", help="Kafka for --from-topic (default: the local stack)")
+    p.add_argument("--tick-s", type=float, default=10.0, help="observer tick on the virtual clock, s (default 10)")
+    p.add_argument("--run-id", help="name of the run (one point only)")
+    p.add_argument("--experiment-id", help="groups the points of a sweep")
+    p.add_argument("--plot", action="store_true", help="draw STD_DEV and DIST_COST against workers per grouping")
+    p.add_argument("--no-progress", action="store_true")
+    p.set_defaults(handler=main)
+
+
+def main(args) -> int:
+    from bench.simulate.runner import SimulationPlan, format_table, run, summary_frame
+    from bench.simulate.sources import VirtualClock
+    from datasets import get_dataset
+    from groupings import GROUPINGS
+
+    try:
+        groupings = list(GROUPINGS) if args.grouping.lower() == "all" else [
+            g.strip().upper() for g in args.grouping.split(",") if g.strip()]
+        workers = _csv(int)(args.workers)
+        dataset_params = parse_assignments(args.dataset_param)
+        dataset = get_dataset(args.dataset, **dataset_params)
+        if args.rate is not None and args.speed is not None:
+            raise ValueError("give --rate or --speed, not both")
+        bootstrap = args.bootstrap_servers
+        if args.from_topic and not bootstrap:
+            from bench.stack import StackConfig
+
+            bootstrap = StackConfig.from_env().bootstrap_servers
+        plan = SimulationPlan(
+            dataset_name=args.dataset.upper(), dataset=dataset, dataset_params=dataset_params,
+            groupings=groupings, workers=workers, splitters=args.splitters,
+            clock=VirtualClock(rate=args.rate, speed=args.speed), limit=args.limit,
+            from_topic=args.from_topic, bootstrap_servers=bootstrap, tick_ms=int(args.tick_s * 1000),
+            grouping_params=parse_assignments(args.param), run_id=args.run_id,
+            experiment_id=args.experiment_id, progress=not args.no_progress,
+        )
+        results = run(plan)
+    except (ValueError, TypeError, RuntimeError, FileNotFoundError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(format_table(results))
+    frame = summary_frame(results)
+    out_dir = Path(results[0].path).parent / "sweeps"
+    out_dir.mkdir(parents=True, exist_ok=True)
+    name = plan.experiment_id or Path(results[0].path).name
+    frame.to_csv(out_dir / f"{name}.csv", index=False)
+    print(f"summary table: {out_dir / f'{name}.csv'}")
+    if args.plot:
+        from bench.simulate.plot import plot_sweep
+
+        for path in plot_sweep(frame, out_dir / name):
+            print(f"figure: {path}")
+    return 0

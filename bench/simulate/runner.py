@@ -1,0 +1,159 @@
+"""`bench simulate`: sweep groupings x worker counts over one tuple stream, one run record per point.
+
+The stream is read once (a dataset under a virtual clock, or a recorded input topic) and routed
+again for every point, with the same grouping code and metric functions as the streaming run.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from bench.results.record import RunRecord, check_run_id, new_run_id
+from bench.simulate.engine import TupleTable, figures, route_table, timeline
+from bench.simulate.sources import DeadLetters, VirtualClock, from_dataset, from_topic
+from datasets.base import Dataset
+
+
+@dataclass
+class SimulationPlan:
+    """What to simulate. Sizes: `groupings` x `workers` points, each with `splitters` instances."""
+
+    dataset_name: str
+    dataset: Dataset
+    dataset_params: dict
+    groupings: list[str]
+    workers: list[int]
+    splitters: int = 10
+    clock: VirtualClock = field(default_factory=VirtualClock)
+    limit: int | None = None
+    from_topic: str | None = None
+    bootstrap_servers: str | None = None
+    tick_ms: int = 10_000
+    grouping_params: dict = field(default_factory=dict)
+    run_id: str | None = None
+    experiment_id: str | None = None
+    progress: bool = True
+
+
+@dataclass(frozen=True)
+class PointResult:
+    run_id: str
+    grouping: str
+    workers: int
+    summary: dict
+    path: str
+
+
+def read_stream(plan: SimulationPlan) -> tuple[TupleTable, int, DeadLetters]:
+    """The plan's tuple stream (one read for every point)."""
+    bar = None
+    if plan.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=plan.limit, unit="rec", desc="reading", unit_scale=True, leave=False)
+    try:
+        if plan.from_topic:
+            return from_topic(plan.dataset, plan.from_topic, plan.bootstrap_servers, plan.splitters, progress=bar)
+        return from_dataset(plan.dataset, plan.splitters, plan.clock, plan.limit, progress=bar)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run(plan: SimulationPlan, log=print) -> list[PointResult]:
+    """Simulate every point of `plan`, writing `results/<run_id>/` for each.
+
+    Raises: ValueError/TypeError for bad grouping names or parameters (before anything is read),
+        RuntimeError for an unreachable broker or a missing topic (`--from-topic`).
+    """
+    from groupings import create_grouping
+
+    for g in plan.groupings:  # fail on a bad name or parameter before reading anything
+        create_grouping(g, max(plan.workers), **plan.grouping_params)
+    if plan.run_id and len(plan.groupings) * len(plan.workers) > 1:
+        raise ValueError("--run-id names one run: give one grouping and one worker count, or use --experiment-id")
+    experiment_id = plan.experiment_id or (
+        f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}-sim-{plan.dataset_name.lower()}-{secrets.token_hex(2)}"
+    )
+    started = time.perf_counter()
+    table, records, dead = read_stream(plan)
+    read_s = time.perf_counter() - started
+    log(f"read {records:,} records -> {len(table):,} tuples, {len(table.keys):,} distinct keys "
+        f"({dead.count:,} dead letters) in {read_s:.1f} s")
+    results = []
+    for grouping in plan.groupings:
+        for workers in plan.workers:
+            results.append(_point(plan, table, records, dead, grouping, workers, experiment_id))
+    return results
+
+
+def _point(plan, table, records, dead, grouping, workers, experiment_id) -> PointResult:
+    run_id = check_run_id(plan.run_id) if plan.run_id else new_run_id(grouping, f"sim-{plan.dataset_name}")
+    t = time.perf_counter()
+    assigned, instances = route_table(table, grouping, workers, plan.splitters, plan.grouping_params)
+    route_s = time.perf_counter() - t
+    final = figures(table, assigned, workers)
+    rows = timeline(table, assigned, workers, plan.tick_ms)
+    span_ms = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
+    summary = {
+        "mode": "simulate",
+        "grouping": grouping,
+        "dataset": plan.dataset_name,
+        "workers": workers,
+        "splitters": plan.splitters,
+        "records": records,
+        "dead_letters": dead.count,
+        **final.to_dict(),
+        "load_share_percent": [100.0 * x / final.total_count if final.total_count else 0.0 for x in final.worker_loads],
+        "virtual_duration_ms": span_ms,
+        "simulator_tuples_per_s": len(table) / route_s if route_s > 0 else None,
+    }
+    if hasattr(instances[0], "pool_sizes"):  # DYNAMIC_KEY: keys whose pool left the default size
+        summary["instance0_pool_sizes"] = instances[0].pool_sizes()
+    record = RunRecord(run_id)
+    config = {
+        "grouping": grouping, "workers": workers, "splitters": plan.splitters,
+        "grouping_params": plan.grouping_params, "tick_ms": plan.tick_ms, "limit": plan.limit,
+        "clock": {"rate": plan.clock.rate, "speed": plan.clock.speed, "origin_ms": plan.clock.origin_ms},
+        "from_topic": plan.from_topic, "bootstrap_servers": plan.bootstrap_servers,
+    }
+    record.write_run("simulate", config, {
+        "name": plan.dataset_name, "params": plan.dataset_params, "fingerprint": plan.dataset.fingerprint(),
+        "records": records, "tuples": len(table), "distinct_keys": int(len(table.keys)),
+        "dead_letters": {"count": dead.count, "first": dead.first},
+    }, extra={"experiment_id": experiment_id})
+    for row in rows:
+        row.update({"run_id": run_id, "grouping": grouping, "workers": workers})
+    record.write_metrics(rows)
+    record.write_summary(summary)
+    return PointResult(run_id, grouping, workers, summary, str(record.path))
+
+
+def format_table(results: list[PointResult]) -> str:
+    """A plain-text table of the points: the reference's result columns plus imbalance."""
+    header = f"{'grouping':<14}{'W':>5}{'TOTAL COUNT':>14}{'STD DEV %':>11}{'DIST COST':>11}{'max/mean':>10}  run"
+    lines = [header, "-" * len(header)]
+    for r in results:
+        s = r.summary
+        lines.append(
+            f"{r.grouping:<14}{r.workers:>5}{s['total_count']:>14,}{s['std_dev']:>11.4f}{s['dist_cost']:>11.4f}"
+            f"{s['max_mean_imbalance']:>10.3f}  {r.path}"
+        )
+    return "\n".join(lines)
+
+
+def summary_frame(results: list[PointResult]):
+    """The sweep's table as a pandas DataFrame (one row per point)."""
+    import pandas as pd
+
+    return pd.DataFrame([
+        {"run_id": r.run_id, "grouping": r.grouping, "workers": r.workers,
+         **{k: r.summary[k] for k in ("dataset", "splitters", "total_count", "std_dev", "dist_cost",
+                                      "max_mean_imbalance", "distinct_keys", "distinct_pairs")}}
+        for r in results
+    ])
+
+
