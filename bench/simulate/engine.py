@@ -124,15 +124,12 @@ def figures(
 def timeline(
     table: TupleTable, workers_of_tuples: npt.NDArray[np.int32], num_workers: int, tick_ms: int
 ) -> list[dict]:
-    """Cumulative figures at each observer tick of the tuples' clock (one row per tick).
+    """Cumulative figures at each observer tick of the tuples' clock: the rows of `metrics.parquet`,
+    with the streaming observer's columns (bench/observer/observer.py; results/README.md).
 
     Tick j covers every tuple with `ts_ms < t0 + (j+1)*tick_ms`, t0 the earliest tuple time, as an
-    observer that never resets would report (Q22). Windowed STD_DEV (this tick's tuples only) is
-    added beside the cumulative one.
-
-    Returns: rows with `tick`, `clock_ms`, `total_count`, `std_dev`, `std_dev_window`, `dist_cost`,
-        `max_mean_imbalance`, `throughput_ratio` (virtual-clock records per whole second), and
-        `load_share_<w>` (% of the total) for each worker.
+    observer that never resets would report (Q22); `window_*` figures cover that tick alone.
+    Ticks without tuples are skipped. `throughput_ratio` and `duration_ms` are on the virtual clock.
     """
     if len(table) == 0:
         return []
@@ -146,24 +143,28 @@ def timeline(
     loads = np.zeros(num_workers, dtype=np.int64)
     for tick in range(int(tick_of.max()) + 1):
         now = tick_of == tick
+        if not now.any():
+            continue
         window = np.bincount(w[now], weights=table.count[now], minlength=num_workers).astype(np.int64)
         loads += window
         seen_pairs = np.union1d(seen_pairs, k[now] * num_workers + w[now])
         seen_keys = np.union1d(seen_keys, k[now])
         total = int(loads.sum())
-        if total == 0:
-            continue
         elapsed = (tick + 1) * tick_ms
-        row = {
-            "tick": tick,
-            "clock_ms": t0 + elapsed,
-            "total_count": total,
+        rows.append({
+            "tick": len(rows),
+            "time_ms": t0 + elapsed,
             "std_dev": metrics.std_dev_percent(loads, num_workers),
-            "std_dev_window": metrics.std_dev_percent(window, num_workers) if window.sum() else float("nan"),
             "dist_cost": metrics.dist_cost(int(seen_pairs.size), int(seen_keys.size)),
-            "max_mean_imbalance": metrics.max_mean_imbalance(loads, num_workers),
             "throughput_ratio": metrics.throughput_ratio(total, elapsed),
-        }
-        row.update({f"load_share_{i}": 100.0 * loads[i] / total for i in range(num_workers)})
-        rows.append(row)
+            "total_count": total,
+            "duration_ms": elapsed,
+            "max_mean_imbalance": metrics.max_mean_imbalance(loads, num_workers),
+            "window_std_dev": metrics.std_dev_percent(window, num_workers),
+            "window_count": int(window.sum()),
+            "keys": int(seen_keys.size),
+            "pairs": int(seen_pairs.size),
+            "worker_loads": loads.tolist(),
+            "worker_shares": (100.0 * loads / total).tolist(),
+        })
     return rows

@@ -69,16 +69,19 @@ def test_the_cli_writes_one_run_record_per_point_and_a_sweep_figure(tmp_path, mo
         ticks = pd.read_parquet(run / "metrics.parquet")
         assert info["mode"] == "simulate" and info["experiment_id"] == "golden-sweep"
         assert info["dataset"]["records"] == 60_000 and info["git"]["commit"]
-        assert summary["total_count"] == 60_000
+        exact = summary["exact"]
+        assert exact["total_count"] == 60_000 and sum(exact["worker_loads"]) == 60_000
         # 300 virtual seconds at a 10 s tick: 30 ticks, the last one cumulative over everything
         assert len(ticks) == 30
         assert ticks["total_count"].iloc[-1] == 60_000
-        assert ticks["std_dev"].iloc[-1] == pytest.approx(summary["std_dev"])
-        assert ticks["dist_cost"].iloc[-1] == pytest.approx(summary["dist_cost"])
-    key5 = next(json.loads((r / "summary.json").read_text()) for r in runs
-                if json.loads((r / "summary.json").read_text())["grouping"] == "KEY"
-                and json.loads((r / "summary.json").read_text())["workers"] == 5)
-    assert round(key5["std_dev"], 4) == 32.036
+        assert ticks["window_count"].sum() == 60_000
+        assert ticks["std_dev"].iloc[-1] == pytest.approx(exact["std_dev"])
+        assert ticks["dist_cost"].iloc[-1] == pytest.approx(exact["dist_cost"])
+        assert summary["reference"]["std_dev"] == pytest.approx(exact["std_dev"])
+        assert list(ticks["worker_loads"].iloc[-1]) == exact["worker_loads"]
+    summaries = [json.loads((r / "summary.json").read_text()) for r in runs]
+    key5 = next(s for s in summaries if s["grouping"] == "KEY" and s["workers"] == 5)
+    assert round(key5["exact"]["std_dev"], 4) == 32.036
     assert (tmp_path / "sweeps" / "golden-sweep.csv").is_file()
     assert (tmp_path / "sweeps" / "golden-sweep-golden_skew.png").stat().st_size > 10_000
     assert "DYNAMIC_KEY" in out and "6.3980" in out
