@@ -25,7 +25,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test bench bench-all perf produce sweep clean
+.PHONY: help install venv up down status test bench bench-all perf produce sweep dashboards clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
@@ -34,6 +34,7 @@ help:
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf                         benchmarks: routing, producer, pipeline, simulator"
 	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
+	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
 
@@ -73,6 +74,9 @@ perf: up
 produce: up
 	@test -n "$(DATASET)" -a -n "$(TOPIC)" || { echo "usage: make produce DATASET=NAME TOPIC=NAME [RATE=records/s] [LIMIT=n]"; exit 2; }
 	$(PY) -m producers --dataset $(DATASET) --topic $(TOPIC) $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) $(ARGS)
+
+dashboards: $(STAMP)
+	$(PY) -m dashboards.build
 
 SWEEP_DATASETS ?= COUNTRY_SKEW_R80 COUNTRY_SKEW_R50 NYC_FLIGHTS
 SWEEP_WORKERS  ?= 5,10,20,50,100
