@@ -25,7 +25,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test bench bench-all perf produce sweep dashboards clean
+.PHONY: help install venv up down status test bench bench-all perf produce sweep dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
@@ -34,6 +34,8 @@ help:
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf                         benchmarks: routing, producer, pipeline, simulator"
 	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
+	@echo "make compare [RUNS=...]           figures + table comparing runs (default: latest run per grouping)"
+	@echo "make report [RUN=...]             a self-contained HTML report of one run or a comparison"
 	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
@@ -60,6 +62,7 @@ status: $(STAMP)
 	$(PY) -m bench.stack status
 
 test: install
+	bash scripts/install-debian-packages.sh
 	$(PY) -m pytest
 
 bench: up
@@ -74,6 +77,19 @@ perf: up
 produce: up
 	@test -n "$(DATASET)" -a -n "$(TOPIC)" || { echo "usage: make produce DATASET=NAME TOPIC=NAME [RATE=records/s] [LIMIT=n]"; exit 2; }
 	$(PY) -m producers --dataset $(DATASET) --topic $(TOPIC) $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) $(ARGS)
+
+# RUNS / RUN: run ids (or unambiguous prefixes); empty = the newest run of each grouping on one
+# dataset, worker count and mode, with its repetitions. EXPERIMENT: every run of one experiment id.
+RUNS       ?=
+RUN        ?=
+EXPERIMENT ?=
+COMPARE_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(EXPERIMENT),--experiment $(EXPERIMENT)) $(ARGS)
+
+compare: $(STAMP)
+	$(PY) -m bench compare $(RUNS) $(COMPARE_OPTS)
+
+report: $(STAMP)
+	$(PY) -m bench report $(RUN) $(COMPARE_OPTS)
 
 dashboards: $(STAMP)
 	$(PY) -m dashboards.build

@@ -1,0 +1,169 @@
+"""A comparison of run records: which runs, their repetition groups, the table, the tests, the figures.
+
+`select_runs` picks the runs (explicit ids, an experiment, or by default the newest run of each
+grouping on one dataset, widened to its repetitions); `build_comparison` loads what the figures
+and the table need; `Comparison.write` saves figures (PNG + SVG) and tables (markdown + CSV).
+The CLI (`python -m bench compare`), the HTML report and notebooks/compare.ipynb all go through here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bench.compare import figures as fig_mod
+from bench.compare.stats import ALPHA, group_labels, pairwise_tests, present_metrics, repetition_summary
+from bench.compare.table import to_markdown, write_tables
+from bench.results import reader
+from bench.results.reader import HEADLINE, ResultsError
+
+# name -> (what it shows, note when it cannot be drawn)
+FIGURES = {
+    "std_dev_over_time": ("STD_DEV over time per grouping", "no STD_DEV in the metrics of these runs"),
+    "load_share": ("final load share per worker (bars)", "no worker_loads in the summaries of these runs"),
+    "dist_cost": ("DIST_COST over time and final", "no DIST_COST in these runs"),
+    "throughput_over_time": ("throughput over time",
+                             "no throughput column in the metrics of these runs"),
+    "latency_over_time": ("latency over time",
+                          "no latency in these runs: simulate records carry none; stream runs add latency_* columns"),
+}
+
+
+def select_runs(
+    root: str | Path | None = None,
+    run_ids: list[str] | None = None,
+    dataset: str | None = None,
+    experiment_id: str | None = None,
+    workers: int | None = None,
+) -> tuple[pd.DataFrame, str]:
+    """The runs to compare and a one-line description of how they were chosen.
+
+    - `run_ids`: exactly these runs (each must be complete, i.e. have summary.json);
+    - `experiment_id`: every complete run of the experiment (optionally one dataset / worker count);
+    - neither: the newest complete run of each grouping on one dataset, worker count and mode
+      (`dataset`/`workers` or those of the newest run), each with its repetitions.
+    Raises: ResultsError with a one-line message.
+    """
+    if run_ids:
+        runs = reader.load_runs(root, run_ids=run_ids)
+        incomplete = runs.loc[~runs["complete"].astype(bool), "run_id"].tolist()
+        if incomplete:
+            raise ResultsError(f"run {incomplete[0]} has no summary.json (still running, or it failed)")
+        return runs, f"runs given: {len(runs)}"
+    runs = reader.load_runs(root, experiment_id=experiment_id)
+    if experiment_id is not None:
+        picked = runs[runs["complete"].astype(bool)]
+        if dataset is not None:
+            picked = picked[picked["dataset"].astype(str).str.upper() == dataset.upper()]
+        if workers is not None:
+            picked = picked[picked["workers"] == workers]
+        if picked.empty:
+            raise ResultsError(f"experiment {experiment_id!r} has no complete run"
+                               + (f" on {dataset}" if dataset else "") + (f" with W={workers}" if workers else ""))
+        return picked.reset_index(drop=True), f"experiment {experiment_id}: {len(picked)} runs"
+    latest = reader.latest_per_grouping(runs, dataset=dataset, workers=workers)
+    picked = reader.repetitions(runs, latest)
+    first = latest.iloc[0]
+    return picked, (f"newest run of each grouping on {first['dataset']}, W={first['workers']}, {first['mode']}, "
+                    f"with its repetitions: {len(picked)} runs")
+
+
+@dataclass
+class Comparison:
+    """Everything a comparison shows, computed once."""
+
+    runs: pd.DataFrame            # one row per run, with `label` (its repetition group)
+    metrics: pd.DataFrame         # one row per (run, tick)
+    worker_loads: pd.DataFrame    # one row per (run, worker)
+    metric_columns: list[str]     # the figures tabulated and tested
+    summary: pd.DataFrame         # one row per repetition group
+    tests: pd.DataFrame           # one row per (pair of groups, figure)
+    alpha: float = ALPHA
+    description: str = ""
+    notes: list[str] = field(default_factory=list)
+    _figures: dict | None = field(default=None, repr=False)
+
+    @property
+    def labels(self) -> pd.Series:
+        """run_id -> label."""
+        return self.runs.set_index("run_id")["label"]
+
+    def figure(self, name: str):
+        """One figure by name (see FIGURES), or None when its data is absent."""
+        labels = self.labels
+        if name == "std_dev_over_time":
+            return fig_mod.std_dev_over_time(self.metrics, labels)
+        if name == "load_share":
+            return fig_mod.load_share_bars(self.worker_loads, labels)
+        if name == "dist_cost":
+            return fig_mod.dist_cost_figure(self.metrics, self.runs, labels)
+        if name == "throughput_over_time":
+            return fig_mod.throughput_over_time(self.metrics, labels)
+        if name == "latency_over_time":
+            return fig_mod.latency_over_time(self.metrics, labels)
+        raise KeyError(f"unknown figure {name!r}; known: {', '.join(FIGURES)}")
+
+    def figures(self) -> dict:
+        """name -> Figure, for the figures with data (drawn once); a note for each missing one lands in `notes`."""
+        if self._figures is None:
+            self._figures = {}
+            for name, (what, missing) in FIGURES.items():
+                fig = self.figure(name)
+                if fig is None:
+                    self.notes.append(f"{what}: not drawn, {missing}.")
+                else:
+                    self._figures[name] = fig
+        return self._figures
+
+    def markdown(self) -> str:
+        """The table, the tests and every note (figures left out for want of data included)."""
+        self.figures()
+        text = to_markdown(self.summary, self.tests, self.metric_columns, self.alpha)
+        if self.notes:
+            text += "".join(f"- {n}\n" for n in self.notes)
+        return text
+
+    def write(self, out_dir: Path) -> dict[str, list[Path]]:
+        """Figures (`<name>.png`, `.svg`) and tables (`comparison.md`, `.csv`, `significance.csv`) into out_dir."""
+        out_dir.mkdir(parents=True, exist_ok=True)
+        written = {}
+        for name, fig in self.figures().items():
+            written[name] = fig_mod.save_figure(fig, out_dir / name)
+        paths = write_tables(self.summary, self.tests, self.metric_columns, out_dir, self.alpha)
+        paths[0].write_text(self.markdown())  # with the comparison's own notes
+        written["tables"] = paths
+        return written
+
+
+def build_comparison(runs: pd.DataFrame, alpha: float = ALPHA, description: str = "") -> Comparison:
+    """Load metrics and worker loads of `runs` (a `load_runs` frame) and compute table and tests."""
+    if runs.empty:
+        raise ResultsError("nothing to compare: no runs selected")
+    runs = runs.copy().reset_index(drop=True)
+    runs["label"] = group_labels(runs).to_numpy()
+    notes = []
+    # A simulation's throughput is its virtual clock's replay rate, the same for every grouping:
+    # tabulating and testing it would only dress up a constant.
+    tabulated = runs.copy()
+    simulated = tabulated["mode"] == "simulate"
+    virtual = [c for c in _VIRTUAL_CLOCK_FIGURES
+               if c in tabulated.columns and tabulated.loc[simulated, c].notna().any()]
+    if virtual:
+        tabulated.loc[simulated, virtual] = float("nan")
+        notes.append("Throughput of simulate runs is the virtual clock's replay rate, not a measured speed: "
+                     "left out of the table (the throughput figure shows it).")
+    candidates = tuple(HEADLINE) + tuple(reader.latency_columns(tabulated))
+    metric_columns = present_metrics(tabulated, candidates)
+    summary = repetition_summary(tabulated, metric_columns)
+    tests = pairwise_tests(tabulated, metric_columns, alpha)
+    metrics = reader.load_metrics(runs)
+    loads = reader.load_worker_loads(runs)
+    absent = [m for m in HEADLINE if m not in metric_columns and m not in virtual]
+    if absent:
+        notes.append(f"Not in these runs' summaries (stream-only or absent), so not tabulated: {', '.join(absent)}.")
+    return Comparison(runs, metrics, loads, metric_columns, summary, tests, alpha, description, notes)
+
+
+_VIRTUAL_CLOCK_FIGURES = ("throughput_ratio",)
