@@ -51,6 +51,7 @@ venv: $(STAMP)
 
 install: $(STAMP)
 	$(PY) -m bench.stack install
+	$(PY) -m datasets fetch
 
 up: install
 	$(PY) -m bench.stack up
@@ -74,9 +75,11 @@ bench-all: up
 perf: up
 	$(PY) -m bench.perf
 
+SPEED      ?=
+PARTITIONS ?=
 produce: up
-	@test -n "$(DATASET)" -a -n "$(TOPIC)" || { echo "usage: make produce DATASET=NAME TOPIC=NAME [RATE=records/s] [LIMIT=n]"; exit 2; }
-	$(PY) -m producers --dataset $(DATASET) --topic $(TOPIC) $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) $(ARGS)
+	@test -n "$(DATASET)" -a -n "$(TOPIC)" || { echo "usage: make produce DATASET=NAME TOPIC=NAME [RATE=records/s | SPEED=xK] [PARTITIONS=10] [LIMIT=n] [ARGS=...]"; exit 2; }
+	$(PY) -m producers --dataset $(DATASET) --topic $(TOPIC) $(if $(RATE),--rate $(RATE)) $(if $(SPEED),--speed $(SPEED)) $(if $(PARTITIONS),--partitions $(PARTITIONS)) $(if $(LIMIT),--limit $(LIMIT)) $(ARGS)
 
 # RUNS / RUN: run ids (or unambiguous prefixes); empty = the newest run of each grouping on one
 # dataset, worker count and mode, with its repetitions. EXPERIMENT: every run of one experiment id.

@@ -1,0 +1,181 @@
+"""JSON message encoding and the splitter's JSON rules, in Python and in Spark SQL.
+
+The reference's producers send Gson JSON and its splitters parse it with Jackson. Our streaming
+splitter parses with Spark's VARIANT functions (Spark >= 4.0), because they are strict in the same
+places as Python's ``json`` module and expose each field's JSON type:
+
+==========================================  ===================  ===================================
+input                                        Python twin           Spark SQL (``try_parse_json``)
+==========================================  ===================  ===================================
+not JSON, empty, NaN, duplicate keys,        ``invalid json``      NULL -> ``invalid json``
+raw control chars, lone surrogate escape
+top-level value not an object                ``invalid json``      does not start with ``{``
+trailing bytes after the first value         ignored               ignored
+field absent or ``null``                     ``missing field 'f'`` ``schema_of_variant`` NULL / VOID
+field of another JSON type                   ``field 'f' is not    ``schema_of_variant`` differs
+                                             a string`` ...
+==========================================  ===================  ===================================
+
+(``from_json`` would have been laxer: it accepts single quotes, NaN and duplicate keys, and casts
+any scalar to a string, so its "malformed" would differ from Python's.)
+
+Messages are written compact (``{"country":"Turkey"}``), UTF-8, non-ASCII unescaped, like Gson;
+unlike Gson we do not escape ``<>&='`` as ``\\u003c`` etc. Parsers see the same strings either way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from .base import MalformedRecord
+
+INVALID_JSON = "invalid json"
+
+# ---------------------------------------------------------------------------------------------
+# Encoding
+
+
+_encoder = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def encode(obj: dict[str, Any]) -> bytes:
+    """Compact UTF-8 JSON, like Gson. A lone surrogate (from a ``\\ud83d`` escape in a source
+    file) becomes ``?``, which is what Java's UTF-8 encoder writes for it."""
+    return _encoder.encode(obj).encode("utf-8", "replace")
+
+
+# ---------------------------------------------------------------------------------------------
+# Strict parsing (the Python twin of try_parse_json)
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"non-standard constant {name}")
+
+
+def _object_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    obj = dict(pairs)
+    if len(obj) != len(pairs):
+        raise ValueError("duplicate key")
+    return obj
+
+
+_decoder = json.JSONDecoder(object_pairs_hook=_object_no_duplicates, parse_constant=_reject_constant)
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+
+
+def _has_lone_surrogate(obj: Any) -> bool:
+    try:
+        json.dumps(obj, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def parse_object(value: str) -> dict[str, Any]:
+    """Parse one raw record as a JSON object, or raise ``MalformedRecord("invalid json")``."""
+    text = value.lstrip(" \t\n\r")
+    if not text.startswith("{"):
+        raise MalformedRecord(INVALID_JSON)
+    try:
+        obj, _end = _decoder.raw_decode(text)
+    except (ValueError, RecursionError):
+        raise MalformedRecord(INVALID_JSON) from None
+    # Pairs of surrogate escapes decode to one character; only lone ones are invalid (as in Spark).
+    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(obj):
+        raise MalformedRecord(INVALID_JSON)
+    return obj
+
+
+def missing(name: str) -> str:
+    return f"missing field '{name}'"
+
+
+def not_a(name: str, what: str) -> str:
+    return f"field '{name}' is not {what}"
+
+
+def str_field(obj: dict[str, Any], name: str) -> str:
+    v = obj.get(name)
+    if v is None:
+        raise MalformedRecord(missing(name))
+    if not isinstance(v, str):
+        raise MalformedRecord(not_a(name, "a string"))
+    return v
+
+
+INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
+
+
+def int_field(obj: dict[str, Any], name: str) -> int:
+    v = obj.get(name)
+    if v is None:
+        raise MalformedRecord(missing(name))
+    if type(v) is not int or not INT64_MIN <= v <= INT64_MAX:
+        raise MalformedRecord(not_a(name, "an integer"))
+    return v
+
+
+def str_array_field(obj: dict[str, Any], name: str) -> list[str]:
+    v = obj.get(name)
+    if v is None:
+        raise MalformedRecord(missing(name))
+    if not isinstance(v, list) or not all(isinstance(x, str) for x in v):
+        raise MalformedRecord(not_a(name, "an array of strings"))
+    return v
+
+
+# ---------------------------------------------------------------------------------------------
+# Spark SQL builders (built-in functions only; Spark's subexpression elimination evaluates the
+# repeated try_parse_json once per row)
+
+
+def sql_str(s: str) -> str:
+    """A Spark SQL string literal (default parser: backslash escapes)."""
+    return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
+V = "try_parse_json(value)"
+SQL_INVALID = f"({V} IS NULL OR NOT regexp_like(value, '^[ \\\\t\\\\n\\\\r]*[{{]'))"
+
+
+def sql_type(name: str) -> str:
+    """The JSON type of field ``name``: NULL when absent, 'VOID' when null, 'STRING', 'BIGINT'..."""
+    return f"schema_of_variant(try_variant_get({V}, {sql_str('$.' + name)}))"
+
+
+def sql_get(name: str, sql_type_name: str) -> str:
+    return f"try_variant_get({V}, {sql_str('$.' + name)}, {sql_str(sql_type_name)})"
+
+
+def sql_check(name: str, kind: str) -> list[tuple[str, str]]:
+    """(condition, reason) pairs that reject field ``name`` unless it is of ``kind``
+    (``string``, ``integer`` or ``string_array``), mirroring ``str_field``/``int_field``/...
+    """
+    t = sql_type(name)
+    absent = (f"coalesce({t}, 'VOID') = 'VOID'", missing(name))
+    if kind == "string":
+        return [absent, (f"{t} <> 'STRING'", not_a(name, "a string"))]
+    if kind == "integer":
+        return [absent, (f"{t} <> 'BIGINT'", not_a(name, "an integer"))]
+    if kind == "string_array":
+        arr = sql_get(name, "array<string>")
+        bad = f"({t} NOT IN ('ARRAY<STRING>', 'ARRAY<VOID>') OR exists({arr}, x -> x IS NULL))"
+        return [absent, (bad, not_a(name, "an array of strings"))]
+    raise ValueError(kind)
+
+
+def sql_error(checks: list[tuple[str, str]]) -> str:
+    """``CASE`` over ``invalid json`` then the checks in order, like the Python twin."""
+    whens = [f"WHEN {SQL_INVALID} THEN {sql_str(INVALID_JSON)}"]
+    whens += [f"WHEN {cond} THEN {sql_str(reason)}" for cond, reason in checks]
+    return "CASE " + " ".join(whens) + " ELSE NULL END"
+
+
+def sql_tuples_when_ok(error_sql: str, array_sql: str) -> str:
+    return f"CASE WHEN ({error_sql}) IS NULL THEN {array_sql} ELSE NULL END"
+
+
+def sql_one_tuple(key_sql: str, count_sql: str = "CAST(1 AS BIGINT)") -> str:
+    return f"array(named_struct('key', {key_sql}, 'count', CAST({count_sql} AS BIGINT)))"

@@ -1,0 +1,27 @@
+"""Kafka producers that replay a dataset at a controlled rate (the Storm spout's input).
+
+>>> from datasets import get_dataset
+>>> from producers import replay
+>>> summary = replay(get_dataset("NYC_FLIGHTS"), "nyc", "127.0.0.1:9092", partitions=10, rate=20_000)
+>>> summary.ok, summary.to_dict()["key_distribution"]["top1_share"]
+
+Record i goes to partition i mod P; Kafka timestamp = intended send time; header ``event_ms`` =
+the dataset's event time. ``python -m producers --help`` for the command line.
+"""
+
+from .pacing import MissingEventTime, Schedule, parse_speed
+from .replay import BrokerUnreachable, TopicMismatch, check_broker, ensure_topic, produce_records, replay
+from .summary import ReplaySummary
+
+__all__ = [
+    "BrokerUnreachable",
+    "MissingEventTime",
+    "ReplaySummary",
+    "Schedule",
+    "TopicMismatch",
+    "check_broker",
+    "ensure_topic",
+    "parse_speed",
+    "produce_records",
+    "replay",
+]

@@ -1,0 +1,109 @@
+"""``python -m producers DATASET --topic TOPIC [--rate R | --speed xK | --unlimited] ...``
+
+Replays a dataset into a Kafka topic (created with P partitions if missing; record i to partition
+i mod P), open-loop paced, and writes a JSON summary (stdout, or ``--summary PATH``); a
+human-readable summary goes to stderr.
+
+Exit status: 0 when every record was delivered; 1 when a record was not delivered; 2 for bad
+arguments, an unknown dataset or a missing file; 3 when the broker is unreachable; 130 on Ctrl-C
+(after flushing what was handed over and printing the summary of what was delivered).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+EXIT_OK, EXIT_UNDELIVERED, EXIT_USAGE, EXIT_BROKER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def default_bootstrap() -> str:
+    return os.environ.get("BENCH_KAFKA_BOOTSTRAP") or f"127.0.0.1:{os.environ.get('BENCH_KAFKA_PORT', '9092')}"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(
+        prog="python -m producers", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument("dataset", nargs="?", help="dataset name (python -m datasets list)")
+    ap.add_argument("--dataset", "-d", dest="dataset_opt", metavar="DATASET", help="the same, as an option")
+    ap.add_argument("--topic", "-t", required=True)
+    ap.add_argument("--bootstrap-servers", "-b", default=default_bootstrap(),
+                    help="default: $BENCH_KAFKA_BOOTSTRAP or 127.0.0.1:$BENCH_KAFKA_PORT (9092)")
+    ap.add_argument("--partitions", "-P", type=int, default=10, help="topic partitions P (default 10)")
+    pace = ap.add_mutually_exclusive_group()
+    pace.add_argument("--rate", "-r", type=float, help="records per second (open-loop)")
+    pace.add_argument("--speed", "-s", help="xK: K times the dataset's own event-time speed (e.g. x10)")
+    pace.add_argument("--unlimited", action="store_true", help="as fast as possible (the default)")
+    ap.add_argument("--limit", "-n", type=int, help="first N records only")
+    ap.add_argument("--param", "-p", action="append", metavar="NAME=VALUE", help="dataset parameter (repeatable)")
+    ap.add_argument("--start-ms", type=int, help="epoch ms of the schedule start (default: now)")
+    ap.add_argument("--summary", type=Path, help="write the JSON summary here (default: stdout)")
+    ap.add_argument("--timeout", type=float, default=30.0, help="seconds to reach the broker (default 30)")
+    ap.add_argument("--delivery-timeout", type=float, default=120.0, help="seconds before an unacknowledged record fails")
+    ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--no-key-stats", action="store_true", help="skip the realised key distribution")
+    return ap
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if args.dataset and args.dataset_opt and args.dataset != args.dataset_opt:
+        parser.error(f"two datasets given: {args.dataset} and {args.dataset_opt}")
+    args.dataset = args.dataset or args.dataset_opt
+    if not args.dataset:
+        parser.error("a dataset is required (python -m datasets list)")
+    from datasets import DatasetFileMissing, get_dataset
+    from datasets.cli import parse_params
+
+    from .pacing import MissingEventTime, parse_speed
+    from .replay import BrokerUnreachable, TopicMismatch, replay
+
+    try:
+        speed = parse_speed(args.speed) if args.speed is not None else None
+        if args.rate is not None and not args.rate > 0:
+            raise ValueError(f"--rate must be > 0, got {args.rate}")
+        if args.partitions < 1:
+            raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
+        dataset = get_dataset(args.dataset, **parse_params(args.param))
+        summary = replay(
+            dataset,
+            args.topic,
+            args.bootstrap_servers,
+            partitions=args.partitions,
+            rate=args.rate,
+            speed=speed,
+            limit=args.limit,
+            progress=not args.no_progress,
+            start_ms=args.start_ms,
+            timeout_s=args.timeout,
+            delivery_timeout_s=args.delivery_timeout,
+            key_stats=not args.no_key_stats,
+        )
+    except BrokerUnreachable as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_BROKER
+    except (ValueError, TypeError, DatasetFileMissing, TopicMismatch, MissingEventTime, RuntimeError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:  # before any record was handed over
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+    text = summary.to_json()
+    if args.summary:
+        args.summary.parent.mkdir(parents=True, exist_ok=True)
+        args.summary.write_text(text + "\n")
+    else:
+        print(text)
+    print(summary.human(), file=sys.stderr)
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_OK if summary.ok else EXIT_UNDELIVERED
+
+
+if __name__ == "__main__":
+    sys.exit(main())
