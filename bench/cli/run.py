@@ -1,0 +1,145 @@
+"""`python -m bench run` and `python -m bench run-all`: the topology end to end on Kafka and Spark."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from bench.cli.simulate import parse_assignments
+
+
+def _common(p) -> None:
+    p.add_argument("--dataset", default="NYC_FLIGHTS", help="dataset name (python -m datasets list); default NYC_FLIGHTS")
+    p.add_argument("--dataset-param", action="append", metavar="K=V", help="dataset parameter, repeatable")
+    p.add_argument("--param", action="append", metavar="K=V", help="grouping parameter, repeatable")
+    p.add_argument("--workers", type=int, default=10, help="worker tasks W (default 10)")
+    p.add_argument("--splitters", type=int, default=10, help="splitter instances S = grouping instances (default 10)")
+    p.add_argument("--partitions", type=int, help="input topic partitions P (default S)")
+    p.add_argument("--aggregators", type=int, default=10, help="aggregator partitions A (default 10)")
+    p.add_argument("--cost-ms", type=float, default=1.0, help="simulated processing cost per tuple, ms (default 1)")
+    p.add_argument("--cost-every", type=int, default=1, help="sleep --cost-ms once every K tuples (reference xK; default 1)")
+    p.add_argument("--rate", type=float, default=500.0,
+                   help="replay rate, records/s (default 500; 0 = as fast as possible). With the default Kafka clock "
+                        "the rate sets the time span the groupings see")
+    p.add_argument("--limit", type=int, default=30000,
+                   help="replay only the first N records (default 30000, about 2 minutes end to end; 0 = all)")
+    p.add_argument("--topic", help="input topic (default: derived from dataset, limit, rate, partitions)")
+    p.add_argument("--no-replay", action="store_true", help="consume an existing topic; fail if it is missing")
+    p.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
+    p.add_argument("--master", default="local[*]", help="Spark master (default local[*]; any master works)")
+    p.add_argument("--influx-url", help="InfluxDB URL (default: the local stack's)")
+    p.add_argument("--influx-database", help="InfluxDB database (default: the local stack's, groupings)")
+    p.add_argument("--no-influx", action="store_true", help="do not write to InfluxDB")
+    p.add_argument("--observer-tick-s", type=float, default=10.0, help="observer tick, s (default 10)")
+    p.add_argument("--worker-window-s", type=int, default=15, help="worker tumbling window, s (default 15)")
+    p.add_argument("--aggregator-window-s", type=int, default=60, help="aggregator tumbling window, s (default 60)")
+    p.add_argument("--watermark-delay-s", type=int, default=10, help="event-time watermark delay, s (default 10)")
+    p.add_argument("--max-offsets-per-trigger", type=int, help="Kafka records per micro-batch at most")
+    p.add_argument("--trigger-s", type=float, default=1.0, help="micro-batch trigger interval, s (default 1)")
+    p.add_argument("--grouping-clock", choices=("kafka", "processing"), default="kafka",
+                   help="grouping clock: the tuple's Kafka timestamp (default) or wall time at the splitter")
+    p.add_argument("--timeout-s", type=float, default=1800.0, help="give up after this long (default 1800)")
+    p.add_argument("--results-dir", type=Path, help="results folder (default results/)")
+    p.add_argument("--checkpoint-root", type=Path, help="checkpoints under ROOT/<run_id> (default results/<run_id>/checkpoint)")
+    p.add_argument("--json", action="store_true", help="print the summary as JSON too")
+    p.add_argument("--no-progress", action="store_true")
+
+
+def add_parsers(subparsers) -> None:
+    p = subparsers.add_parser(
+        "run", help="run the Spark topology end to end for one grouping",
+        description="Replay a dataset into Kafka and run the Storm topology of the DKG experiments as one "
+                    "Spark Structured Streaming job, until every record is processed and the last windows "
+                    "are closed; writes results/<run_id>/ and prints a summary.",
+    )
+    p.add_argument("--grouping", default="DYNAMIC_KEY", help="SHUFFLE | KEY | PARTIAL_KEY | DYNAMIC_KEY")
+    p.add_argument("--run-id", help="name of the run; the same id resumes a stopped run from its checkpoint")
+    _common(p)
+    p.set_defaults(handler=handle_run)
+
+    a = subparsers.add_parser(
+        "run-all", help="the four groupings on the same input topic, one comparison table",
+        description="Replay once, then run SHUFFLE, KEY, PARTIAL_KEY and DYNAMIC_KEY on the same topic.",
+    )
+    a.add_argument("--groupings", default="SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY", help="comma-separated list")
+    a.add_argument("--run-id", help="prefix of the runs' ids (each run is <prefix>-<grouping>)")
+    _common(a)
+    a.set_defaults(handler=handle_run_all)
+
+
+def options_from(args, grouping: str, run_id: str | None):
+    from bench.run import RunOptions
+
+    return RunOptions(
+        grouping=grouping, dataset=args.dataset, dataset_params=parse_assignments(args.dataset_param),
+        grouping_params=parse_assignments(args.param), workers=args.workers, splitters=args.splitters,
+        aggregators=args.aggregators, partitions=args.partitions, cost_ms=args.cost_ms, cost_every=args.cost_every,
+        rate=args.rate or None, limit=args.limit or None, run_id=run_id, topic=args.topic, replay=not args.no_replay,
+        bootstrap_servers=args.bootstrap_servers, master=args.master, influx_url=args.influx_url,
+        influx_database=args.influx_database, no_influx=args.no_influx, observer_tick_s=args.observer_tick_s,
+        worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
+        watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
+        trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
+        results_dir=args.results_dir, checkpoint_root=args.checkpoint_root, progress=not args.no_progress,
+    )
+
+
+def _report(summaries: list[dict], as_json: bool) -> int:
+    from bench.run import format_table
+
+    print()
+    print(format_table(summaries))
+    for s in summaries:
+        if s.get("error"):
+            print(f"error ({s['grouping']}): {s['error']}", file=sys.stderr)
+        failed = [k for k, v in s["checks"].items() if v is False]
+        if failed:
+            print(f"checks failed ({s['grouping']}): {', '.join(failed)}", file=sys.stderr)
+        if s.get("influx") and s["influx"]["failed_batches"]:
+            print(f"InfluxDB: {s['influx']['failed_batches']} failed write batch(es), last: {s['influx']['last_error']}",
+                  file=sys.stderr)
+        print(f"run record: {s['results']}")
+    if as_json:
+        print(json.dumps(summaries, indent=2, default=str))
+    ok = all(s["status"] == "completed" and all(v is not False for v in s["checks"].values()) for s in summaries)
+    return 0 if ok else 1
+
+
+def handle_run(args) -> int:
+    from bench.run import RunError, prepare, run_stream
+
+    try:
+        prepared = prepare(options_from(args, args.grouping, args.run_id))
+    except (RunError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    return _report([run_stream(prepared)], args.json)
+
+
+def handle_run_all(args) -> int:
+    from bench.run import RunError, prepare, run_stream
+    from bench.results.record import new_run_id
+
+    groupings = [g.strip().upper() for g in args.groupings.split(",") if g.strip()]
+    prefix = args.run_id or new_run_id("all", args.dataset)
+    try:
+        prepared = [prepare(options_from(args, g, f"{prefix}-{g.lower()}")) for g in groupings]
+    except (RunError, ValueError) as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+    summaries = []
+    spark = None
+    try:
+        from bench.topology.session import build_session
+
+        spark = build_session(args.master, args.aggregators)
+        for i, p in enumerate(prepared):
+            if i > 0:
+                p.topic_exists = True  # the first run replayed it: the others read the same records
+            print(f"== {p.config.grouping} ({p.run_id}) ==")
+            summaries.append(run_stream(p, spark=spark))
+    finally:
+        if spark is not None:
+            spark.stop()
+    return _report(summaries, args.json)

@@ -1,0 +1,1 @@
+"""Storm's DistributionObserverBolt on the driver: progress listener, tick logic, InfluxDB, topic."""

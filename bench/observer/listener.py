@@ -1,0 +1,45 @@
+"""A StreamingQueryListener that hands each micro-batch's progress, as a plain dict, to the observer.
+
+Spark delivers `QueryProgressEvent`s asynchronously, after the batch committed, with the batch id
+and the observed metrics of every `DataFrame.observe` in the query (exact per batch). The
+observer de-duplicates by batch id, so a batch re-run after a restart is counted once.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+from pyspark.sql.streaming import StreamingQueryListener
+
+log = logging.getLogger(__name__)
+
+
+def progress_dict(progress) -> dict:
+    """`StreamingQueryProgress` -> dict (its JSON form: observedMetrics rows become objects)."""
+    return json.loads(progress.json)
+
+
+class ProgressListener(StreamingQueryListener):
+    """Forwards the progress of the query with id `query_id` (all queries if None) to `sink(dict)`."""
+
+    def __init__(self, sink, query_name: str | None = None):
+        self.sink = sink
+        self.query_name = query_name
+
+    def onQueryStarted(self, event) -> None:
+        pass
+
+    def onQueryProgress(self, event) -> None:
+        try:
+            progress = progress_dict(event.progress)
+            if self.query_name is None or progress.get("name") == self.query_name:
+                self.sink(progress)
+        except Exception:  # a listener that raises is silently dropped by Spark: log instead
+            log.exception("observer could not handle a progress event")
+
+    def onQueryIdle(self, event) -> None:
+        pass
+
+    def onQueryTerminated(self, event) -> None:
+        pass

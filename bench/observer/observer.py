@@ -1,0 +1,310 @@
+"""Storm's DistributionObserverBolt, on the driver: cumulative figures per tick, from exact inputs.
+
+Inputs, both de-duplicated by batch id (a batch re-run after a restart replaces, never adds):
+- each batch's progress (`listener.ProgressListener`): the observed metrics `workers` (per-worker
+  weighted and tuple counts, distinct key-worker pairs, the task of each worker) and `splitter`
+  (records, malformed, tuples), and Spark's own figures (rows/s, batch duration, state rows and
+  memory, rows dropped by the watermark);
+- each batch's final aggregates (`bench.topology.sink.AggregateSink`): totals per (window, key),
+  with the time they were written, for the end-to-end latency and the hottest keys.
+
+Reference figures (§10) follow the reference's rules: cumulative, STD_DEV over the W configured
+workers with idle ones at 0 % (Q20), DIST_COST = pairs / keys, THROUGHPUT_RATIO = total / whole
+seconds since the observer's first input (Q21), recomputed only on a tick that saw new data (a
+quiet tick keeps the last values). Deviation (documented in docs/topology.md): the observer's
+clock runs from the start of the first micro-batch with data to the end of the last one. Extra figures sit beside them (Q21/Q22): per-worker share,
+max/mean imbalance, STD_DEV of the last tick interval, latency p50/p99, Spark's progress figures.
+
+Everything the observer receives is appended to `results/<run>/observer/progress.jsonl`, so a
+restarted run resumes with the same cumulative figures.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench import metrics
+from bench.topology.grouping_stage import timestamps_ms
+from bench.topology.sink import read_batches
+from bench.topology.splitter import SPLITTER_METRICS
+from bench.topology.worker import WORKER_METRICS
+
+
+def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    """The smallest value v with (sum of weights of values <= v) >= q * total weight. NaN if empty."""
+    values = np.asarray(values, dtype=float)
+    weights = np.asarray(weights, dtype=float)
+    if values.size == 0 or weights.sum() <= 0:
+        return float("nan")
+    order = np.argsort(values, kind="stable")
+    cum = np.cumsum(weights[order])
+    idx = int(np.searchsorted(cum, q * cum[-1], side="left"))
+    return float(values[order][min(idx, values.size - 1)])
+
+
+def _iso_ms(text: str) -> int:
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def batch_figures(progress: dict, workers: int) -> dict:
+    """The per-batch facts the observer keeps from one progress dict."""
+    observed = progress.get("observedMetrics") or {}
+    wk = observed.get(WORKER_METRICS) or {}
+    sp = observed.get(SPLITTER_METRICS) or {}
+    ops = progress.get("stateOperators") or []
+    start = _iso_ms(progress["timestamp"])
+    duration = int((progress.get("durationMs") or {}).get("triggerExecution", 0))
+    return {
+        "batch_id": int(progress["batchId"]),
+        "start_ms": start,
+        "end_ms": start + duration,
+        "duration_ms": duration,
+        "input_rows": int(progress.get("numInputRows") or 0),
+        "processed_rows_per_s": float(progress.get("processedRowsPerSecond") or 0.0),
+        "rows": int(wk.get("rows") or 0),
+        "loads": [int(wk.get(f"load_{w}") or 0) for w in range(workers)],
+        "tuples": [int(wk.get(f"tuples_{w}") or 0) for w in range(workers)],
+        "pairs": sorted({(p["key"], int(p["worker"])) for p in wk.get("pairs") or []}),
+        "tasks": sorted({(int(t["worker"]), int(t["task"])) for t in wk.get("tasks") or []}),
+        "records": int(sp.get("records") or 0),
+        "malformed": int(sp.get("malformed") or 0),
+        "split_tuples": int(sp.get("tuples") or 0),
+        "split_weight": int(sp.get("weight") or 0),
+        "max_ts_ms": int(sp["max_ts_ms"]) if sp.get("max_ts_ms") is not None else None,
+        "state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops)),
+        "state_memory_bytes": int(sum(int(o.get("memoryUsedBytes") or 0) for o in ops)),
+        "window_state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops
+                                     if "transformWithState" not in str(o.get("operatorName")))),
+        "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),
+        "watermark": (progress.get("eventTime") or {}).get("watermark"),
+    }
+
+
+class Observer:
+    """Tick logic and outputs of one run. Thread-safe: the listener, the sink and the ticker call in."""
+
+    def __init__(self, run_id: str, workers: int, folder: Path, *, tags: dict | None = None,
+                 outputs: tuple = (), record=None):
+        self.run_id = run_id
+        self.workers = workers
+        self.folder = Path(folder)
+        self.tags = dict(tags or {})
+        self.outputs = list(outputs)
+        self.record = record
+        self._lock = threading.RLock()
+        self.batches: dict[int, dict] = {}
+        self.aggregates: dict[int, pd.DataFrame] = {}
+        self.rows: list[dict] = []
+        self.start_ms: int | None = None
+        self.last_data_ms: int | None = None
+        self._last_total = 0
+        self._last_reference: dict = {}
+        self._previous_loads = np.zeros(workers, dtype=np.int64)
+        self.output_errors: list[str] = []
+        self._journal = self.folder / "observer" / "progress.jsonl"
+        self._ticker: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._resume()
+
+    # -- inputs ---------------------------------------------------------------------------------
+    def _resume(self) -> None:
+        if self._journal.exists():
+            for line in self._journal.read_text().splitlines():
+                if line.strip():
+                    fig = json.loads(line)
+                    fig["pairs"] = [tuple(p) for p in fig["pairs"]]
+                    fig["tasks"] = [tuple(t) for t in fig["tasks"]]
+                    self.batches[fig["batch_id"]] = fig
+        aggregates = read_batches(self.folder / "aggregates")
+        if len(aggregates):
+            for batch_id, frame in aggregates.groupby("batch_id"):
+                self.aggregates[int(batch_id)] = frame
+        metrics_file = self.folder / "metrics.parquet"
+        if metrics_file.exists():
+            self.rows = pd.read_parquet(metrics_file).to_dict("records")
+            if self.rows:
+                last = self.rows[-1]
+                self._last_total = int(last.get("total_count") or 0)
+                self._last_reference = {k: last.get(k) for k in
+                                        ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")}
+                self._previous_loads = self.loads()
+        self._set_start()
+
+    def _set_start(self) -> None:
+        with_data = [b for b in self.batches.values() if b["rows"] > 0]
+        if with_data:
+            self.start_ms = min(b["start_ms"] for b in with_data)
+            self.last_data_ms = max(b["end_ms"] for b in with_data)
+
+    def on_progress(self, progress: dict) -> None:
+        fig = batch_figures(progress, self.workers)
+        with self._lock:
+            self.batches[fig["batch_id"]] = fig
+            self._journal.parent.mkdir(parents=True, exist_ok=True)
+            with self._journal.open("a") as f:
+                f.write(json.dumps(fig) + "\n")
+            self._set_start()
+
+    def on_aggregates(self, batch_id: int, frame: pd.DataFrame) -> None:
+        with self._lock:
+            self.aggregates[batch_id] = frame
+
+    # -- figures --------------------------------------------------------------------------------
+    def loads(self) -> np.ndarray:
+        with self._lock:
+            return np.array([b["loads"] for b in self.batches.values()], dtype=np.int64).reshape(-1, self.workers).sum(axis=0)
+
+    def pairs(self) -> set:
+        with self._lock:
+            out: set = set()
+            for b in self.batches.values():
+                out.update(b["pairs"])
+            return out
+
+    def final_aggregates(self) -> pd.DataFrame:
+        with self._lock:
+            frames = [f for f in self.aggregates.values() if len(f)]
+        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+    def last_committed_batch(self) -> int:
+        with self._lock:
+            return max(self.batches, default=-1)
+
+    def tick(self, now_ms: int | None = None) -> dict:
+        """Compute one row of figures, send it to the outputs, and rewrite metrics.parquet."""
+        now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        with self._lock:
+            loads = self.loads()
+            total = int(loads.sum())
+            pairs = self.pairs()
+            keys = {k for k, _ in pairs}
+            batches = [self.batches[i] for i in sorted(self.batches)]
+            last = batches[-1] if batches else {}
+            if total > self._last_total:
+                # Observer time runs from the start of the first batch with data to the end of the
+                # last one (not to the tick: an idle wait before the tick is not processing time).
+                elapsed = max(0, (self.last_data_ms or now_ms) - (self.start_ms or now_ms))
+                self._last_reference = {
+                    "std_dev": metrics.std_dev_percent(loads, self.workers),
+                    "dist_cost": metrics.dist_cost(len(pairs), len(keys)),
+                    "throughput_ratio": metrics.throughput_ratio(total, elapsed),
+                    "total_count": total,
+                    "duration_ms": elapsed,
+                }
+                self._last_total = total
+            window_loads = loads - self._previous_loads
+            self._previous_loads = loads
+            agg = self.final_aggregates()
+            row = {
+                "run_id": self.run_id,
+                "tick": len(self.rows),
+                "time_ms": now_ms,
+                **{k: self._last_reference.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
+                "max_mean_imbalance": metrics.max_mean_imbalance(loads, self.workers) if total else None,
+                "window_std_dev": metrics.std_dev_percent(window_loads, self.workers) if window_loads.sum() else None,
+                "window_count": int(window_loads.sum()),
+                "keys": len(keys),
+                "pairs": len(pairs),
+                "worker_loads": loads.tolist(),
+                "worker_shares": (100.0 * loads / total).tolist() if total else [0.0] * self.workers,
+                "records": sum(b["records"] for b in batches),
+                "malformed": sum(b["malformed"] for b in batches),
+                "dropped_by_watermark": sum(b["dropped_by_watermark"] for b in batches),
+                "batches": len(batches),
+                "last_batch_id": last.get("batch_id"),
+                "processed_rows_per_s": last.get("processed_rows_per_s"),
+                "batch_duration_ms": last.get("duration_ms"),
+                "state_rows": last.get("state_rows"),
+                "state_memory_bytes": last.get("state_memory_bytes"),
+                "aggregated_count": int(agg["count"].sum()) if len(agg) else 0,
+                **latency_figures(agg),
+                "hottest_keys": json.dumps(hottest_keys(agg)),
+            }
+            self.rows.append(row)
+            rows = list(self.rows)
+        for out in self.outputs:
+            try:
+                out(row)
+            except Exception as e:  # an output must never stop the run
+                self.output_errors.append(f"{type(e).__name__}: {e}")
+        if self.record is not None:
+            self.record.write_metrics(pd.DataFrame(rows))
+        return row
+
+    # -- ticker ---------------------------------------------------------------------------------
+    def start(self, tick_s: float) -> None:
+        def loop():
+            while not self._stop.wait(tick_s):
+                self.tick()
+
+        self._stop.clear()
+        self._ticker = threading.Thread(target=loop, name=f"observer-{self.run_id}", daemon=True)
+        self._ticker.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._ticker is not None:
+            self._ticker.join()
+            self._ticker = None
+
+
+def latency_figures(agg: pd.DataFrame) -> dict:
+    """End-to-end latency of the final aggregates: output time minus Kafka timestamp.
+
+    Per (window, key) row, all its tuples are taken at the row's mean Kafka timestamp
+    (`ts_sum_ms / tuples`); p50/p99 are weighted by tuples. `latency_max_ms` is exact (the row's
+    first tuple).
+    """
+    if not len(agg):
+        return {"latency_p50_ms": None, "latency_p99_ms": None, "latency_max_ms": None}
+    tuples = agg["tuples"].to_numpy(dtype=float)
+    mean_ts = agg["ts_sum_ms"].to_numpy(dtype=float) / np.maximum(tuples, 1)
+    lat = agg["emitted_ms"].to_numpy(dtype=float) - mean_ts
+    first = timestamps_ms(pd.Series(agg["first_ts"]))
+    return {
+        "latency_p50_ms": weighted_quantile(lat, tuples, 0.50),
+        "latency_p99_ms": weighted_quantile(lat, tuples, 0.99),
+        "latency_max_ms": float((agg["emitted_ms"].to_numpy() - first).max()),
+    }
+
+
+def hottest_keys(agg: pd.DataFrame, n: int = 5) -> list[dict]:
+    if not len(agg):
+        return []
+    weights = agg.groupby("key")["count"].sum().sort_values(ascending=False, kind="stable")
+    total = weights.sum()
+    return [{"key": k, "count": int(v), "share_pct": 100.0 * v / total} for k, v in weights.head(n).items()]
+
+
+def exact_worker_figures(agg: pd.DataFrame, workers: int) -> dict:
+    """Per-worker loads and key-worker pairs recomputed from the final aggregates alone (exact:
+    each row is emitted once per (window, key) and carries the per-worker breakdown)."""
+    loads = np.zeros(workers, dtype=np.int64)
+    tuples = np.zeros(workers, dtype=np.int64)
+    pairs: set = set()
+    if len(agg):
+        for key, per_worker in zip(agg["key"], agg["per_worker"]):
+            for entry in per_worker:
+                w = int(entry["worker"])
+                loads[w] += int(entry["count"])
+                tuples[w] += int(entry["tuples"])
+                pairs.add((key, w))
+    keys = {k for k, _ in pairs}
+    total = int(loads.sum())
+    return {
+        "total_count": total,
+        "worker_loads": loads.tolist(),
+        "worker_tuples": tuples.tolist(),
+        "std_dev": metrics.std_dev_percent(loads, workers) if total else None,
+        "dist_cost": metrics.dist_cost(len(pairs), len(keys)),
+        "max_mean_imbalance": metrics.max_mean_imbalance(loads, workers) if total else None,
+        "keys": len(keys),
+        "pairs": len(pairs),
+    }

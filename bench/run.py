@@ -1,0 +1,471 @@
+"""Orchestration of a streaming run: validate, stack, topic, replay, topology, end of input, record.
+
+    validate everything (grouping, dataset, options, broker, topic)     before Spark starts
+    start the topology (main + dead-letter queries) and the observer
+    replay the dataset into the input topic (unless it already holds it)
+    wait until every input offset is processed
+    write the end-of-input record to <run>.control (watermark past the last window)
+    wait until the last worker and aggregator windows are closed and written
+    final tick; run.json, summary.json, metrics.parquet; summary table
+
+A run stopped in the middle (Ctrl-C, a killed driver) resumes from its checkpoint when started
+again with the same run id: Spark replays the uncommitted batch, the sinks are idempotent per batch
+id, and the observer reloads what it had journalled.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from pathlib import Path
+
+from bench.results.record import RESULTS_DIR, RunRecord, check_run_id, new_run_id
+from bench.topology.config import TopologyConfig
+
+
+class RunError(RuntimeError):
+    """A run cannot start or did not complete; the message says why and what to do."""
+
+
+@dataclass
+class RunOptions:
+    grouping: str
+    dataset: str
+    dataset_params: dict = field(default_factory=dict)
+    grouping_params: dict = field(default_factory=dict)
+    workers: int = 10
+    splitters: int = 10
+    aggregators: int = 10
+    partitions: int | None = None
+    cost_ms: float = 1.0
+    cost_every: int = 1
+    rate: float | None = None
+    limit: int | None = None
+    run_id: str | None = None
+    topic: str | None = None
+    replay: bool = True
+    bootstrap_servers: str | None = None
+    master: str = "local[*]"
+    influx_url: str | None = None
+    influx_database: str | None = None
+    no_influx: bool = False
+    observer_tick_s: float = 10.0
+    worker_window_s: int = 15
+    aggregator_window_s: int = 60
+    watermark_delay_s: int = 10
+    max_offsets_per_trigger: int | None = None
+    trigger_s: float = 1.0
+    grouping_clock: str = "kafka"
+    timeout_s: float = 1800.0
+    results_dir: Path | None = None
+    checkpoint_root: Path | None = None
+    progress: bool = True
+    stop_after_batches: int | None = None
+    """Testing and fault drills: stop the query after this many committed data batches."""
+
+
+def default_topic(options: RunOptions, partitions: int) -> str:
+    """The input topic a dataset replay goes to; the same options give the same topic (run-all)."""
+    params = "".join(f".{k}-{v}" for k, v in sorted(options.dataset_params.items()))
+    rate = "max" if options.rate is None else f"{options.rate:g}"
+    name = f"in.{options.dataset.lower()}{params}.n{options.limit or 'all'}.r{rate}.p{partitions}"
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:200]
+
+
+@dataclass
+class Prepared:
+    options: RunOptions
+    config: TopologyConfig
+    dataset: object
+    splitter_sql: object
+    run_id: str
+    influx_url: str | None
+    influx_database: str
+    topic_exists: bool
+    stack_started: bool = False
+
+
+def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Prepared:
+    """Every check that can fail before Spark starts. Raises RunError with a clear message."""
+    from datasets import get_dataset
+    from groupings import GROUPINGS, create_grouping
+
+    grouping = options.grouping.strip().upper()
+    if grouping not in GROUPINGS:
+        raise RunError(f"unknown grouping {options.grouping!r}; known: {', '.join(GROUPINGS)}")
+    try:
+        create_grouping(grouping, options.workers, start_ms=0, **options.grouping_params)
+    except (TypeError, ValueError) as e:
+        raise RunError(f"grouping {grouping}: {e}") from None
+    try:
+        dataset = get_dataset(options.dataset, **options.dataset_params)
+        splitter_sql = dataset.splitter_sql
+    except (TypeError, ValueError) as e:
+        raise RunError(str(e)) from None
+    for name, value in (("--limit", options.limit), ("--rate", options.rate), ("--partitions", options.partitions)):
+        if value is not None and value <= 0:
+            raise RunError(f"{name} must be > 0, got {value}")
+    if options.observer_tick_s <= 0:
+        raise RunError(f"--observer-tick-s must be > 0, got {options.observer_tick_s}")
+    run_id = options.run_id or new_run_id(grouping, dataset.name)
+    try:
+        check_run_id(run_id)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    partitions = options.partitions or options.splitters
+    topic = options.topic or default_topic(options, partitions)
+
+    from bench.stack import Stack, StackConfig
+
+    stack_config = StackConfig.from_env()
+    stack_started = False
+    bootstrap = options.bootstrap_servers
+    if bootstrap is None:
+        bootstrap = stack_config.bootstrap_servers
+        if ensure_stack:
+            stack = Stack(stack_config)
+            if not all(s.running for s in stack.status()):
+                log("starting the local stack (python -m bench.stack up) ...")
+                stack.up(log=log)
+                stack_started = True
+    from producers import BrokerUnreachable, check_broker
+
+    try:
+        admin = check_broker(bootstrap, timeout_s=15)
+    except BrokerUnreachable as e:
+        raise RunError(str(e)) from None
+    md = admin.list_topics(timeout=15)
+    topic_exists = topic in md.topics and md.topics[topic].error is None
+    if not topic_exists and not options.replay:
+        raise RunError(f"topic {topic!r} does not exist on {bootstrap} (and --no-replay was given): "
+                       "replay a dataset into it first, or drop --no-replay")
+    if topic_exists:
+        found = len(md.topics[topic].partitions)
+        if options.partitions is not None and found != options.partitions:
+            raise RunError(f"topic {topic!r} has {found} partitions, not {options.partitions}")
+
+    results_dir = Path(options.results_dir or RESULTS_DIR) / run_id
+    checkpoint_dir = Path(options.checkpoint_root) / run_id if options.checkpoint_root else results_dir / "checkpoint"
+    config = TopologyConfig(
+        run_id=run_id, grouping=grouping, dataset=dataset.name, topic=topic, bootstrap_servers=bootstrap,
+        checkpoint_dir=checkpoint_dir,
+        results_dir=results_dir, grouping_params=dict(options.grouping_params),
+        dataset_params=dict(options.dataset_params), workers=options.workers, splitters=options.splitters,
+        aggregators=options.aggregators, cost_ms=options.cost_ms, cost_every=options.cost_every,
+        worker_window_s=options.worker_window_s, aggregator_window_s=options.aggregator_window_s,
+        watermark_delay_s=options.watermark_delay_s, max_offsets_per_trigger=options.max_offsets_per_trigger,
+        trigger_s=options.trigger_s, grouping_clock=options.grouping_clock,
+    )
+    try:
+        config.validate()
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
+    return Prepared(options=replace(options, grouping=grouping, partitions=partitions), config=config,
+                    dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
+                    influx_database=options.influx_database or stack_config.influx_database,
+                    topic_exists=topic_exists, stack_started=stack_started)
+
+
+# -- Kafka helpers --------------------------------------------------------------------------------
+
+def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30) -> dict[int, int]:
+    from confluent_kafka import Consumer, TopicPartition
+
+    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{time.time_ns()}",
+                  "enable.auto.commit": False})
+    try:
+        meta = c.list_topics(topic, timeout=timeout_s).topics[topic]
+        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in meta.partitions}
+    finally:
+        c.close()
+
+
+def ensure_topics(bootstrap: str, topics: dict[str, int]) -> None:
+    from producers import check_broker, ensure_topic
+
+    admin = check_broker(bootstrap, timeout_s=15)
+    for topic, partitions in topics.items():
+        ensure_topic(admin, topic, partitions)
+
+
+def send_end_of_input(bootstrap: str, topic: str, timestamp_ms: int) -> None:
+    from bench.topology.sink import KafkaWriter
+
+    w = KafkaWriter(bootstrap)
+    w.producer.produce(topic, key=b"end-of-input", value=b"end-of-input", timestamp=timestamp_ms)
+    if w.producer.flush(30):
+        raise RunError(f"could not write the end-of-input record to {topic}")
+
+
+def committed_offsets(progress: dict | None, topic: str) -> dict[int, int]:
+    """Offsets (next to read) of `topic` that the batch of `progress` processed up to."""
+    if not progress:
+        return {}
+    out: dict[int, int] = {}
+    for source in progress.get("sources") or []:
+        end = source.get("endOffset")
+        if isinstance(end, str):
+            try:
+                end = json.loads(end)
+            except ValueError:
+                continue
+        if isinstance(end, dict) and topic in end:
+            out.update({int(p): int(o) for p, o in end[topic].items()})
+    return out
+
+
+def consumed(progress: dict | None, topic: str, ends: dict[int, int]) -> bool:
+    got = committed_offsets(progress, topic)
+    return all(got.get(p, 0) >= end for p, end in ends.items() if end > 0)
+
+
+def _watermark_ms(progress: dict | None) -> int:
+    wm = ((progress or {}).get("eventTime") or {}).get("watermark")
+    return int(datetime.fromisoformat(wm.replace("Z", "+00:00")).timestamp() * 1000) if wm else 0
+
+
+# -- the run --------------------------------------------------------------------------------------
+
+def _last_progress(query) -> dict | None:
+    p = query.lastProgress
+    return dict(p) if p else None
+
+
+def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
+    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict."""
+    from bench.observer.distribution_topic import DistributionTopic
+    from bench.observer.influx import InfluxWriter
+    from bench.observer.listener import ProgressListener
+    from bench.observer.observer import Observer
+    from bench.topology import job
+    from bench.topology.session import build_session
+
+    o, config = prepared.options, prepared.config
+    record = RunRecord(prepared.run_id, root=config.results_dir.parent)
+    resumed = (config.checkpoint_dir / "main" / "commits").exists()
+    tags = {"run_id": prepared.run_id, "grouping": config.grouping, "dataset": config.dataset,
+            "workers": str(config.workers)}
+    base_run = {"kind": "stream", "master": o.master, "rate": o.rate, "limit": o.limit,
+                "partitions": o.partitions, "observer_tick_s": o.observer_tick_s,
+                "influx_url": prepared.influx_url, **config.to_dict()}
+    dataset_info = {"name": prepared.dataset.name, "fingerprint": prepared.dataset.fingerprint()}
+    record.write_run("stream", base_run, dataset_info, {"resumed": resumed})
+
+    ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
+                                             config.aggregates_topic: 1, config.dlq_topic: 1,
+                                             config.distribution_topic: 1})
+    outputs = []
+    influx = None
+    if prepared.influx_url:
+        influx = InfluxWriter(prepared.influx_url, prepared.influx_database, tags)
+        if not influx.reachable():
+            log(f"warning: InfluxDB at {prepared.influx_url} is unreachable; the run goes on and its "
+                "figures go to the run record (failed writes are counted in summary.json)")
+
+        def to_influx(row):
+            fields = {k: v for k, v in row.items() if isinstance(v, int | float) and not isinstance(v, bool)
+                      and k not in ("tick",)}
+            fields["hottest_keys"] = row.get("hottest_keys")
+            influx.write("observer", fields, row["time_ms"])
+            for w, (load, share) in enumerate(zip(row["worker_loads"], row["worker_shares"])):
+                influx.write("worker_load", {"load": int(load), "share_pct": float(share)}, row["time_ms"],
+                             {"worker": str(w)})
+        outputs.append(to_influx)
+    distribution = DistributionTopic(config.bootstrap_servers, config.distribution_topic, prepared.run_id)
+    outputs.append(lambda row: distribution.send({**tags, **row}))
+    observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags,
+                        outputs=tuple(outputs), record=record)
+
+    own_session = spark is None
+    if own_session:
+        log(f"starting Spark ({o.master}) ...")
+        spark = build_session(o.master, config.aggregators)
+    listener = ProgressListener(observer.on_progress, job.main_query_name(config))
+    spark.streams.addListener(listener)
+    topology = None
+    replay_summary = None
+    status = "completed"
+    error = None
+    try:
+        topology = job.start(spark, config, prepared.splitter_sql, observer)
+        observer.start(o.observer_tick_s)
+        if not prepared.topic_exists:
+            from producers import replay
+
+            log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
+            replay_summary = replay(prepared.dataset, config.topic, config.bootstrap_servers,
+                                    partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress)
+            if not replay_summary.ok:
+                raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
+        ends = end_offsets(config.bootstrap_servers, config.topic)
+        status = _drive(topology, observer, config, o, ends, log)
+    except KeyboardInterrupt:
+        status = "interrupted"
+        log(f"interrupted: resume with --run-id {prepared.run_id}")
+    except RunError as e:
+        status, error = "failed", str(e)
+    finally:
+        observer.stop()
+        if topology is not None:
+            failure = topology.exception()
+            topology.stop()
+            if failure is not None and error is None:
+                status, error = "failed", f"{type(failure).__name__}: {failure}"
+        _drain_listener(observer, config)
+        spark.streams.removeListener(listener)
+        observer.tick()
+        if influx is not None:
+            influx.close()
+        distribution.close()
+        if own_session:
+            spark.stop()
+
+    summary = summarize(prepared, observer, replay_summary, status, error, influx, distribution, resumed)
+    record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
+                     {"resumed": resumed, "status": status})
+    record.write_summary(summary)
+    return summary
+
+
+def _drive(topology, observer, config: TopologyConfig, o: RunOptions, ends: dict[int, int], log) -> str:
+    """Wait for: all input processed -> end-of-input record -> last windows closed."""
+    deadline = time.monotonic() + o.timeout_s
+    end_sent_at: int | None = None
+    last_batch = -1
+    stalled_since = time.monotonic()
+    while True:
+        if topology.exception() is not None:
+            raise RunError(f"the query failed: {topology.exception()}")
+        if time.monotonic() > deadline:
+            raise RunError(f"the run did not finish within --timeout-s {o.timeout_s:g}")
+        progress = _last_progress(topology.main)
+        batch = (progress or {}).get("batchId", -1)
+        if batch != last_batch:
+            last_batch, stalled_since = batch, time.monotonic()
+        data_batches = sum(1 for b in observer.batches.values() if b["rows"] > 0)
+        if o.stop_after_batches is not None and data_batches >= o.stop_after_batches:
+            return "stopped"
+        if end_sent_at is None:
+            if consumed(progress, config.topic, ends) and consumed(_last_progress(topology.dlq), config.topic, ends):
+                max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
+                if max_ts == 0 and any(ends.values()):
+                    time.sleep(0.5)  # the listener has not delivered the batches yet
+                    continue
+                end_sent_at = max_ts + config.close_horizon_ms
+                log(f"input consumed ({sum(ends.values())} records); closing the last windows ...")
+                observer.tick()
+                send_end_of_input(config.bootstrap_servers, config.control_topic, end_sent_at)
+        else:
+            closed = (consumed(progress, config.control_topic, {0: 1})
+                      and _watermark_ms(progress) >= end_sent_at - 1000 * config.watermark_delay_s
+                      and progress is not None and progress.get("numInputRows", 1) == 0
+                      and _window_state_rows(progress) == 0)
+            if closed:
+                return "completed"
+        time.sleep(0.5)
+
+
+def _window_state_rows(progress: dict) -> int:
+    return sum(int(op.get("numRowsTotal") or 0) for op in progress.get("stateOperators") or []
+               if "transformWithState" not in str(op.get("operatorName")))
+
+
+def _drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -> None:
+    """Wait until the observer has the progress of the last committed batch (events are asynchronous)."""
+    commits = config.checkpoint_dir / "main" / "commits"
+    ids = [int(p.name) for p in commits.glob("[0-9]*")] if commits.exists() else []
+    if not ids:
+        return
+    last = max(ids)
+    deadline = time.monotonic() + timeout_s
+    while observer.last_committed_batch() < last and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
+def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed) -> dict:
+    from bench.observer.observer import exact_worker_figures, hottest_keys, latency_figures
+    from bench.topology.sink import read_batches
+
+    config = prepared.config
+    agg = observer.final_aggregates()
+    exact = exact_worker_figures(agg, config.workers)
+    last = observer.rows[-1] if observer.rows else {}
+    dlq = read_batches(config.results_dir / "dlq")
+    dead_letters = int(len(dlq.drop_duplicates(["partition", "offset"]))) if len(dlq) else 0
+    batches = observer.batches.values()
+    split_weight = sum(b["split_weight"] for b in batches)
+    expected = None
+    if replay_summary is not None and replay_summary.key_distribution:
+        kd = replay_summary.key_distribution
+        expected = (kd.get("weighted") or {}).get("total", kd.get("tuples"))
+    tasks_ok = all(len({t for w2, t in b["tasks"] if w2 == w}) <= 1
+                   for b in batches for w in {w for w, _ in b["tasks"]})
+    checks = {
+        "aggregated_equals_split": exact["total_count"] == split_weight,
+        "aggregated_equals_produced": None if expected is None else exact["total_count"] == expected,
+        "observer_equals_aggregated": int(sum(observer.loads())) == exact["total_count"],
+        "no_rows_dropped_by_watermark": (last.get("dropped_by_watermark") or 0) == 0,
+        "one_task_per_worker_per_batch": tasks_ok,
+    }
+    return {
+        "status": status,
+        "mode": "stream",
+        "error": error,
+        "resumed": resumed,
+        "grouping": config.grouping,
+        "dataset": config.dataset,
+        "workers": config.workers,
+        "splitters": config.splitters,
+        "topic": config.topic,
+        "reference": {k: last.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
+        "exact": exact,
+        "latency": latency_figures(agg) if len(agg) else {},
+        "hottest_keys": hottest_keys(agg),
+        "records": sum(b["records"] for b in batches),
+        "malformed": sum(b["malformed"] for b in batches),
+        "dead_letters": dead_letters,
+        "split_weight": split_weight,
+        "produced_weight": expected,
+        "checks": checks,
+        "batches": len(observer.batches),
+        "ticks": len(observer.rows),
+        "influx": influx.status() if influx is not None else None,
+        "distribution_topic": distribution.status(),
+        "output_errors": observer.output_errors[:5],
+        "results": str(config.results_dir),
+    }
+
+
+# -- printing -------------------------------------------------------------------------------------
+
+COLUMNS = [("grouping", "GROUPING"), ("total", "TOTAL COUNT"), ("duration", "DURATION (ms)"),
+           ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"), ("throughput", "THROUGHPUT (rec/sec)"),
+           ("imbalance", "MAX/MEAN"), ("p99", "LAT p99 (ms)"), ("status", "STATUS")]
+
+
+def summary_row(s: dict) -> dict:
+    ref, ex, lat = s["reference"], s["exact"], s.get("latency") or {}
+
+    def f(v, fmt):
+        return "-" if v is None else (fmt % v if isinstance(v, int | float) else str(v))
+    ok = s["status"] == "completed" and all(v is not False for v in s["checks"].values())
+    return {
+        "grouping": s["grouping"], "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
+        "std_dev": f(ex["std_dev"], "%.4f"), "dist_cost": f(ex["dist_cost"], "%.4f"),
+        "throughput": f(ref.get("throughput_ratio"), "%.0f"), "imbalance": f(ex["max_mean_imbalance"], "%.3f"),
+        "p99": f(lat.get("latency_p99_ms"), "%.0f"),
+        "status": s["status"] if ok else f"{s['status']} (checks failed)" if s["status"] == "completed" else s["status"],
+    }
+
+
+def format_table(summaries: list[dict]) -> str:
+    rows = [summary_row(s) for s in summaries]
+    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in COLUMNS}
+    lines = ["  ".join(h.ljust(widths[k]) for k, h in COLUMNS)]
+    lines += ["  ".join(r[k].ljust(widths[k]) for k, _ in COLUMNS) for r in rows]
+    return "\n".join(lines)

@@ -1,0 +1,101 @@
+"""The configuration of one streaming run: every knob of the topology, validated before Spark starts.
+
+Defaults are the reference's (dkg-reference.md §12) where it has one: 10 splitters, 10 aggregators,
+1 ms of simulated cost per tuple, 15 s worker windows, 60 s aggregator windows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+GROUPING_CLOCKS = ("kafka", "processing")
+
+
+@dataclass(frozen=True)
+class TopologyConfig:
+    """One run of the topology. Build it, call `validate()`, then hand it to `bench.topology.job`."""
+
+    run_id: str
+    grouping: str
+    dataset: str
+    topic: str
+    bootstrap_servers: str
+    checkpoint_dir: Path
+    results_dir: Path
+    grouping_params: dict = field(default_factory=dict)
+    dataset_params: dict = field(default_factory=dict)
+    workers: int = 10
+    splitters: int = 10
+    aggregators: int = 10
+    cost_ms: float = 1.0
+    cost_every: int = 1
+    worker_window_s: int = 15
+    aggregator_window_s: int = 60
+    watermark_delay_s: int = 10
+    max_offsets_per_trigger: int | None = None
+    trigger_s: float = 1.0
+    grouping_clock: str = "kafka"
+
+    @property
+    def aggregates_topic(self) -> str:
+        return f"{self.run_id}.aggregates"
+
+    @property
+    def dlq_topic(self) -> str:
+        return f"{self.run_id}.dlq"
+
+    @property
+    def distribution_topic(self) -> str:
+        return f"{self.run_id}.distribution"
+
+    @property
+    def control_topic(self) -> str:
+        """Carries the end-of-input watermark record (see `bench.topology.spout`); never dataset data."""
+        return f"{self.run_id}.control"
+
+    @property
+    def close_horizon_ms(self) -> int:
+        """How far past the last input timestamp the end-of-input record must lie so that the
+        watermark closes the last worker window and the last aggregator window."""
+        return 1000 * (self.worker_window_s + self.aggregator_window_s + self.watermark_delay_s + 1)
+
+    def validate(self) -> "TopologyConfig":
+        """Raises ValueError naming the first bad value."""
+        checks = [
+            (self.workers >= 1, f"--workers must be >= 1, got {self.workers}"),
+            (self.splitters >= 1, f"--splitters must be >= 1, got {self.splitters}"),
+            (self.aggregators >= 1, f"--aggregators must be >= 1, got {self.aggregators}"),
+            (self.cost_ms >= 0, f"--cost-ms must be >= 0, got {self.cost_ms}"),
+            (self.cost_every >= 1, f"--cost-every must be >= 1, got {self.cost_every}"),
+            (self.worker_window_s >= 1, f"--worker-window-s must be >= 1, got {self.worker_window_s}"),
+            (self.aggregator_window_s >= self.worker_window_s,
+             f"--aggregator-window-s ({self.aggregator_window_s}) must be >= --worker-window-s ({self.worker_window_s})"),
+            (self.aggregator_window_s % self.worker_window_s == 0,
+             f"--aggregator-window-s ({self.aggregator_window_s}) must be a multiple of --worker-window-s "
+             f"({self.worker_window_s}) so that every worker window falls in one aggregator window"),
+            (self.watermark_delay_s >= 0, f"--watermark-delay-s must be >= 0, got {self.watermark_delay_s}"),
+            (self.max_offsets_per_trigger is None or self.max_offsets_per_trigger >= 1,
+             f"--max-offsets-per-trigger must be >= 1, got {self.max_offsets_per_trigger}"),
+            (self.trigger_s >= 0, f"--trigger-s must be >= 0, got {self.trigger_s}"),
+            (self.grouping_clock in GROUPING_CLOCKS,
+             f"--grouping-clock must be one of {', '.join(GROUPING_CLOCKS)}, got {self.grouping_clock!r}"),
+            (bool(self.topic), "--topic must not be empty"),
+        ]
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        return self
+
+    def to_dict(self) -> dict:
+        out = asdict(self)
+        out["checkpoint_dir"] = str(self.checkpoint_dir)
+        out["results_dir"] = str(self.results_dir)
+        out["topics"] = {
+            "input": self.topic,
+            "aggregates": self.aggregates_topic,
+            "dlq": self.dlq_topic,
+            "distribution": self.distribution_topic,
+            "control": self.control_topic,
+        }
+        return out

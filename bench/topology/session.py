@@ -1,0 +1,67 @@
+"""The SparkSession of the topology: master, Kafka connector jars, RocksDB state store, Python env.
+
+Nothing here assumes local mode: `master` may be `local[*]`, `local-cluster[N,C,M]`, `spark://...`,
+`yarn`, `k8s://...`. The environment variables are only defaults for a driver on this machine.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+
+
+def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None = None,
+                 extra: dict[str, str] | None = None) -> dict[str, str]:
+    """The Spark settings the topology needs, as a plain dict (testable without a JVM).
+
+    - RocksDB state store: transformWithStateInPandas refuses the default HDFS-backed provider.
+    - `spark.sql.shuffle.partitions` = the aggregator parallelism A: it fixes the state-store
+      partition count of every stateful stage at the first run of a checkpoint.
+    - Adaptive execution off: it may coalesce the worker stage's partitions and break
+      "worker w is exactly one task".
+    """
+    conf = {
+        "spark.master": master,
+        "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        "spark.sql.adaptive.enabled": "false",
+        "spark.sql.session.timeZone": "UTC",
+        "spark.ui.showConsoleProgress": "false",
+        "spark.ui.enabled": "false",
+        "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+        "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
+        "spark.executorEnv.PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
+    }
+    if jars:
+        conf["spark.jars"] = ",".join(str(j) for j in jars)
+    if os.environ.get("PYTHONPATH"):
+        # Executors of a local-cluster start from a fresh environment: hand them the driver's.
+        conf["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]
+    conf.update(extra or {})
+    return conf
+
+
+def connector_jars() -> list[Path]:
+    """Spark's Kafka connector jars from the project's cache (resolved by `bench.stack`)."""
+    from bench.stack.artifacts import spark_connector_jars
+
+    return spark_connector_jars(quiet=True)
+
+
+def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_name: str = "stream-groupings-bench",
+                  extra: dict[str, str] | None = None):
+    """A SparkSession for the topology (getOrCreate: an existing session is reused as is, so tests
+    can share one; its shuffle partition count is set per query by `bench.topology.job`)."""
+    os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    from pyspark.sql import SparkSession
+
+    builder = SparkSession.builder.appName(app_name)
+    for key, value in session_conf(master, shuffle_partitions, connector_jars(), extra).items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    spark.sparkContext.setLogLevel("ERROR")
+    return spark

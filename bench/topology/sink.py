@@ -1,0 +1,179 @@
+"""The query's one sink (`foreachBatch`): final aggregates to `<run>.aggregates` and the run record.
+
+Idempotent per batch id. Spark re-runs a batch whose commit it did not record (a killed driver), with
+the same offsets and the same state, hence the same rows. The sink writes Kafka first, then
+`results/<run>/aggregates/batch-<id>.parquet` atomically; a batch whose file exists is not written
+to Kafka again. A crash between the two leaves duplicate Kafka records, with equal key
+(`<window_start_ms>|<key>`) and value: readers take the last value per key (`read_aggregates`).
+The dead-letter query's sink follows the same protocol with `<run>.dlq` and `dlq/batch-<id>.parquet`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+
+AGGREGATE_COLUMNS = ["window_start", "window_end", "key", "count", "tuples", "first_ts", "last_ts", "ts_sum_ms", "per_worker"]
+
+
+def batch_file(folder: Path, batch_id: int) -> Path:
+    return folder / f"batch-{batch_id:09d}.parquet"
+
+
+def write_parquet_atomic(frame: pd.DataFrame, target: Path) -> None:
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = target.with_name(target.name + ".tmp")
+    frame.to_parquet(tmp, index=False)
+    tmp.replace(target)
+
+
+def _ms(ts) -> int:
+    return int(pd.Timestamp(ts).tz_localize("UTC").value // 1_000_000) if pd.Timestamp(ts).tzinfo is None \
+        else int(pd.Timestamp(ts).value // 1_000_000)
+
+
+def aggregate_messages(frame: pd.DataFrame, run_id: str, batch_id: int, emitted_ms: int) -> list[tuple[bytes, bytes]]:
+    """Kafka (key, value) pairs of final totals: key `<window_start_ms>|<key>`, value JSON."""
+    out = []
+    for row in frame.itertuples(index=False):
+        start = _ms(row.window_start)
+        value = {
+            "run_id": run_id, "window_start_ms": start, "window_end_ms": _ms(row.window_end),
+            "key": row.key, "count": int(row.count), "tuples": int(row.tuples),
+            "first_ts_ms": _ms(row.first_ts), "last_ts_ms": _ms(row.last_ts),
+            "batch_id": batch_id, "emitted_ms": emitted_ms,
+        }
+        out.append((f"{start}|{row.key}".encode(), json.dumps(value, separators=(",", ":")).encode()))
+    return out
+
+
+class KafkaWriter:
+    """A small idempotent producer that raises when a record is not delivered."""
+
+    def __init__(self, bootstrap_servers: str, timeout_s: float = 60.0):
+        from confluent_kafka import Producer
+
+        self.timeout_s = timeout_s
+        self.producer = Producer({
+            "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
+            "linger.ms": 5, "message.timeout.ms": int(timeout_s * 1000), "log.connection.close": False,
+        })
+
+    def close(self) -> None:
+        self.producer.flush(self.timeout_s)
+        self.producer.close()
+
+    def send(self, topic: str, messages: list[tuple[bytes, bytes]]) -> None:
+        errors: list[str] = []
+
+        def report(err, _msg):
+            if err is not None:
+                errors.append(str(err))
+
+        for key, value in messages:
+            while True:
+                try:
+                    self.producer.produce(topic, key=key, value=value, on_delivery=report)
+                    break
+                except BufferError:
+                    self.producer.poll(0.1)
+        left = self.producer.flush(self.timeout_s)
+        if errors or left:
+            raise RuntimeError(f"{len(errors) + left} record(s) not delivered to {topic}: {errors[:3]}")
+
+
+class AggregateSink:
+    """`foreachBatch` callable of the main query."""
+
+    def __init__(self, run_id: str, results_dir: Path, bootstrap_servers: str, topic: str, observer=None):
+        self.run_id = run_id
+        self.folder = Path(results_dir) / "aggregates"
+        self.topic = topic
+        self.kafka = KafkaWriter(bootstrap_servers)
+        self.observer = observer
+
+    def close(self) -> None:
+        self.kafka.close()
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        target = batch_file(self.folder, batch_id)
+        if target.exists():
+            frame = pd.read_parquet(target)
+        else:
+            frame = batch_df.toPandas()
+            emitted_ms = int(time.time() * 1000)
+            frame["emitted_ms"] = emitted_ms
+            frame["batch_id"] = batch_id
+            if len(frame):
+                self.kafka.send(self.topic, aggregate_messages(frame, self.run_id, batch_id, emitted_ms))
+            write_parquet_atomic(frame, target)
+        if self.observer is not None:
+            self.observer.on_aggregates(batch_id, frame)
+
+
+class DeadLetterSink:
+    """`foreachBatch` callable of the dead-letter query: `<run>.dlq` (key `partition:offset`)."""
+
+    def __init__(self, run_id: str, results_dir: Path, bootstrap_servers: str, topic: str):
+        self.run_id = run_id
+        self.folder = Path(results_dir) / "dlq"
+        self.topic = topic
+        self.kafka = KafkaWriter(bootstrap_servers)
+
+    def close(self) -> None:
+        self.kafka.close()
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        target = batch_file(self.folder, batch_id)
+        if target.exists():
+            return
+        frame = batch_df.toPandas()
+        if len(frame):
+            messages = [
+                (f"{r.partition}:{r.offset}".encode(), json.dumps({
+                    "run_id": self.run_id, "partition": int(r.partition), "offset": int(r.offset),
+                    "kafka_ts_ms": _ms(r.kafka_ts), "reason": r.reason, "value": r.value,
+                }, separators=(",", ":")).encode())
+                for r in frame.itertuples(index=False)
+            ]
+            self.kafka.send(self.topic, messages)
+        write_parquet_atomic(frame[["partition", "offset", "kafka_ts", "reason"]], target)
+
+
+def read_batches(folder: Path) -> pd.DataFrame:
+    """All batch files of a sink folder, one frame (empty if none)."""
+    files = sorted(Path(folder).glob("batch-*.parquet"))
+    frames = [pd.read_parquet(f) for f in files]
+    frames = [f for f in frames if len(f)]
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+
+
+def read_aggregates(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> dict[str, dict]:
+    """The `<run>.aggregates` topic read to its end, last value per key (`<window_start_ms>|<key>`)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"bench-reader-{time.time_ns()}",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
+        if meta is None or meta.error is not None:
+            return {}
+        parts = [TopicPartition(topic, p, 0) for p in meta.partitions]
+        ends = {p.partition: consumer.get_watermark_offsets(p, timeout=timeout_s)[1] for p in parts}
+        consumer.assign(parts)
+        done = {p for p, end in ends.items() if end == 0}
+        out: dict[str, dict] = {}
+        deadline = time.monotonic() + timeout_s
+        while len(done) < len(ends) and time.monotonic() < deadline:
+            msg = consumer.poll(0.5)
+            if msg is None or msg.error():
+                continue
+            out[msg.key().decode()] = json.loads(msg.value())
+            if msg.offset() + 1 >= ends[msg.partition()]:
+                done.add(msg.partition())
+        return out
+    finally:
+        consumer.close()

@@ -1,0 +1,81 @@
+"""Storm's SplitterBolt: the dataset's raw record -> `(key, count, event_ts, splitter)` tuples.
+
+Pure Spark SQL (the dataset's `splitter_sql` expressions; no per-row Python). Splitter instance
+s = Kafka partition mod S: with S = P (the reference: one spout partition per splitter) each
+instance reads exactly one partition. A record that does not parse yields no tuple here; the
+dead-letter query (`dead_letters`) sends it, with its reason, to `<run>.dlq`.
+"""
+
+from __future__ import annotations
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from bench.topology.config import TopologyConfig
+
+SPLITTER_METRICS = "splitter"
+"""Name of the observed metrics of this stage (records, malformed, tuples, weight per batch)."""
+
+
+def input_only(topic: str):
+    """`topic = <input>`, written so that the optimizer cannot push it below the watermark.
+
+    Spark pushes a filter that does not reference the event-time column below `withWatermark`; the
+    end-of-input record would then be dropped before the watermark saw its timestamp. A single
+    CASE over both columns cannot be split off and pushed.
+    """
+    return F.when(F.col("topic") == F.lit(topic), F.lit(True)).otherwise(F.unix_millis("kafka_ts") < F.lit(0))
+
+
+def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
+    """`df` from `spout.read_kafka` -> one row per tuple:
+    `splitter, partition, offset, idx, event_ts, key, count`.
+
+    `idx` is the tuple's position inside its record, so that (partition, offset, idx) is the
+    total order a splitter instance emits its tuples in. `event_ts` is the Kafka timestamp (it
+    carries the watermark). Control-topic records are dropped here, after the watermark saw them.
+    """
+    parsed = (
+        df.where(input_only(config.topic))
+        .select(
+            (F.col("partition") % F.lit(config.splitters)).cast("int").alias("splitter"),
+            "partition",
+            "offset",
+            F.col("kafka_ts").alias("event_ts"),
+            F.expr(splitter_sql.tuples).alias("tuples"),
+        )
+        .observe(
+            SPLITTER_METRICS,
+            F.count(F.lit(1)).alias("records"),
+            F.count_if(F.col("tuples").isNull()).alias("malformed"),
+            F.coalesce(F.sum(F.size(F.col("tuples"))), F.lit(0)).cast("long").alias("tuples"),
+            F.coalesce(F.sum(F.aggregate("tuples", F.lit(0).cast("long"), lambda acc, t: acc + t["count"])),
+                       F.lit(0)).cast("long").alias("weight"),
+            F.max(F.unix_millis("event_ts")).alias("max_ts_ms"),
+        )
+    )
+    return (
+        parsed.where(F.col("tuples").isNotNull())
+        .select("splitter", "partition", "offset", "event_ts", F.posexplode("tuples").alias("idx", "t"))
+        .select(
+            "splitter", "partition", "offset", F.col("idx").cast("int").alias("idx"), "event_ts",
+            F.col("t.key").alias("key"), F.col("t.count").cast("long").alias("count"),
+        )
+    )
+
+
+def dead_letters(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
+    """Malformed input records: `partition, offset, kafka_ts, reason, value`.
+
+    A record is malformed exactly when `splitter_sql.tuples` is NULL (the splitter drops it); the
+    reason comes from `splitter_sql.error` (never NULL here, `unparsable record` as a guard).
+    """
+    return (
+        df.where(F.col("topic") == F.lit(config.topic))
+        .where(F.expr(splitter_sql.tuples).isNull())
+        .select(
+            "partition", "offset", "kafka_ts",
+            F.coalesce(F.expr(splitter_sql.error), F.lit("unparsable record")).alias("reason"),
+            "value",
+        )
+    )

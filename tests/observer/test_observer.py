@@ -1,0 +1,83 @@
+"""Observer tick logic on plain dicts and frames (no Spark), and the InfluxDB writer's failure path."""
+
+from __future__ import annotations
+
+import json
+import socket
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.observer.influx import InfluxWriter
+from bench.observer.observer import Observer, batch_figures, exact_worker_figures, weighted_quantile
+
+
+def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0) -> dict:
+    workers = {"rows": sum(loads), **{f"load_{w}": v for w, v in enumerate(loads)},
+               **{f"tuples_{w}": v for w, v in enumerate(loads)},
+               "pairs": [{"worker": w, "key": k} for k, w in pairs],
+               "tasks": [{"worker": w, "task": 100 + w} for w, v in enumerate(loads) if v]}
+    return {"batchId": batch_id, "timestamp": f"2026-01-01T00:00:{batch_id:02d}.000Z", "numInputRows": records,
+            "processedRowsPerSecond": 10.0, "durationMs": {"triggerExecution": 1500},
+            "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "memoryUsedBytes": 10,
+                                "numRowsDroppedByWatermark": 0}],
+            "observedMetrics": {"workers": workers, "splitter": {"records": records, "malformed": 1, "tuples": 1,
+                                                                 "weight": 1, "max_ts_ms": 5}},
+            "eventTime": {"watermark": "2026-01-01T00:00:00.000Z"}}
+
+
+def test_weighted_quantile():
+    assert weighted_quantile(np.array([1.0, 2.0, 3.0]), np.array([1, 1, 98]), 0.5) == 3.0
+    assert weighted_quantile(np.array([1.0, 2.0, 3.0]), np.array([98, 1, 1]), 0.99) == 2.0
+    assert np.isnan(weighted_quantile(np.array([]), np.array([]), 0.5))
+
+
+def test_batch_figures_reads_observed_metrics():
+    fig = batch_figures(progress(3, [4, 0, 1], [("a", 0), ("b", 2)], records=5), 3)
+    assert fig["loads"] == [4, 0, 1] and fig["pairs"] == [("a", 0), ("b", 2)]
+    assert fig["tasks"] == [(0, 100), (2, 102)] and fig["records"] == 5 and fig["window_state_rows"] == 3
+
+
+def test_reference_figures_dedup_batches_and_resume(tmp_path):
+    rows = []
+    obs = Observer("r", 2, tmp_path, outputs=(rows.append,))
+    obs.on_progress(progress(0, [8, 0], [("hot", 0)]))
+    obs.on_progress(progress(0, [8, 0], [("hot", 0)]))  # a batch re-run after a restart counts once
+    first = obs.tick(now_ms=10**13)
+    assert first["total_count"] == 8 and first["std_dev"] == pytest.approx(50.0) and first["dist_cost"] == 1.0
+    obs.on_progress(progress(1, [0, 8], [("hot", 1)]))
+    second = obs.tick(now_ms=10**13)
+    assert second["total_count"] == 16 and second["std_dev"] == pytest.approx(0.0)
+    assert second["dist_cost"] == 2.0 and second["window_std_dev"] == pytest.approx(50.0)
+    assert second["duration_ms"] == 2500  # first batch start (0 s) to last batch end (1 s + 1.5 s)
+    quiet = obs.tick(now_ms=10**13)
+    assert quiet["total_count"] == 16 and quiet["window_count"] == 0  # quiet tick keeps the last figures
+    assert len(rows) == 3
+
+    resumed = Observer("r", 2, tmp_path)  # same folder: the journal brings the batches back
+    assert resumed.loads().tolist() == [8, 8] and len(resumed.pairs()) == 2
+
+
+def test_exact_worker_figures_from_final_aggregates():
+    agg = pd.DataFrame({"key": ["a", "b"], "per_worker": [
+        [{"worker": 0, "count": 3, "tuples": 3}, {"worker": 1, "count": 1, "tuples": 1}],
+        [{"worker": 1, "count": 4, "tuples": 2}]]})
+    ex = exact_worker_figures(agg, 3)
+    assert ex["worker_loads"] == [3, 5, 0] and ex["total_count"] == 8
+    assert ex["dist_cost"] == 1.5 and ex["worker_tuples"] == [3, 3, 0]
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_influx_failures_are_counted_not_raised():
+    writer = InfluxWriter(f"http://127.0.0.1:{free_port()}", "groupings", {"run_id": "x"}, flush_interval_ms=100)
+    assert not writer.reachable()
+    writer.write("observer", {"std_dev": 1.0}, 1_700_000_000_000)
+    writer.close()
+    status = writer.status()
+    assert status["failed_batches"] >= 1 and status["last_error"]

@@ -1,0 +1,131 @@
+"""End to end against the real stack (Kafka, InfluxDB) and Spark, on a subset of a real dataset.
+
+One input topic per session (NYC_FLIGHTS, 2,000 records, 4 partitions, plus 5 malformed records),
+shared by every run, like `run-all`. Small windows and no simulated cost keep each run short.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.parse
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from bench.run import RunOptions, prepare, run_stream
+from bench.topology.sink import read_aggregates
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+LIMIT = 2000
+PARTITIONS = 4
+MALFORMED = [b"not json", b'{"origin":"JFK"}', b'{"dest":7}', b"", b"[1,2]"]
+FAST = dict(workers=4, splitters=PARTITIONS, aggregators=2, cost_ms=0.0, worker_window_s=5, aggregator_window_s=10,
+            watermark_delay_s=2, observer_tick_s=2.0, trigger_s=0.5, progress=False, timeout_s=600)
+
+
+@pytest.fixture(scope="module")
+def input_topic(stack):
+    from confluent_kafka import Producer
+
+    from datasets import get_dataset
+    from producers import replay
+
+    topic = f"e2e.nyc.{int(time.time())}"
+    dataset = get_dataset("NYC_FLIGHTS")
+    summary = replay(dataset, topic, stack.bootstrap_servers, partitions=PARTITIONS, limit=LIMIT, progress=False)
+    assert summary.ok
+    producer = Producer({"bootstrap.servers": stack.bootstrap_servers})
+    last = summary.last_timestamp_ms
+    for i, value in enumerate(MALFORMED):
+        producer.produce(topic, value=value, partition=i % PARTITIONS, timestamp=last)
+    assert producer.flush(30) == 0
+    stats = dataset.key_stats(LIMIT)
+    return topic, dict(stats.weights), stats.weight
+
+
+def options(stack, tmp_path, topic, grouping, run_id, **extra):
+    return RunOptions(grouping=grouping, dataset="NYC_FLIGHTS", topic=topic, run_id=run_id,
+                      bootstrap_servers=stack.bootstrap_servers, influx_url=stack.influx_url,
+                      influx_database=stack.influx_database, results_dir=tmp_path, **{**FAST, **extra})
+
+
+def influx_count(stack, run_id: str) -> int:
+    q = urllib.parse.urlencode({"db": stack.influx_database,
+                                "q": f"SELECT count(std_dev) FROM observer WHERE run_id = '{run_id}'"})
+    with urllib.request.urlopen(f"{stack.influx_url}/query?{q}", timeout=10) as r:
+        series = json.load(r)["results"][0].get("series") or []
+    return int(series[0]["values"][0][1]) if series else 0
+
+
+def totals_by_key(aggregates: dict[str, dict]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for value in aggregates.values():
+        out[value["key"]] = out.get(value["key"], 0) + value["count"]
+    return out
+
+
+@pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY"])
+def test_topology_end_to_end(stack, spark, tmp_path, input_topic, grouping):
+    topic, weights, total = input_topic
+    run_id = f"e2e-{grouping.lower()}-{int(time.time())}"
+    summary = run_stream(prepare(options(stack, tmp_path, topic, grouping, run_id)), spark=spark, log=lambda *_: None)
+
+    assert summary["status"] == "completed", summary["error"]
+    assert all(v is not False for v in summary["checks"].values()), summary["checks"]
+    # Every valid tuple is in <run>.aggregates exactly once (last value per window|key).
+    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
+    assert sum(v["count"] for v in aggregates.values()) == total
+    assert totals_by_key(aggregates) == weights
+    # Malformed records reached the dead-letter topic and were counted; valid totals stay exact.
+    assert (summary["malformed"], summary["dead_letters"]) == (len(MALFORMED), len(MALFORMED)), summary
+    assert len(read_aggregates(stack.bootstrap_servers, f"{run_id}.dlq")) == len(MALFORMED)
+    # Worker w is exactly one task per batch (the UDF also checks worker == partition id).
+    assert summary["checks"]["one_task_per_worker_per_batch"]
+    if grouping == "KEY":
+        assert summary["exact"]["dist_cost"] == 1.0 and summary["reference"]["dist_cost"] == 1.0
+    assert summary["exact"]["total_count"] == total == summary["reference"]["total_count"], summary
+    assert influx_count(stack, run_id) >= 1
+    record = Path(summary["results"])
+    assert {"run.json", "summary.json", "metrics.parquet"} <= {p.name for p in record.iterdir()}
+
+
+def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
+    topic, weights, total = input_topic
+    run_id = f"e2e-restart-{int(time.time())}"
+    first = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", run_id, max_offsets_per_trigger=400,
+                                       stop_after_batches=2)), spark=spark, log=lambda *_: None)
+    assert first["status"] == "stopped"
+    second = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", run_id, max_offsets_per_trigger=400)),
+                        spark=spark, log=lambda *_: None)
+    assert second["status"] == "completed" and second["resumed"], second["error"]
+    assert all(v is not False for v in second["checks"].values()), second["checks"]
+    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
+    assert sum(v["count"] for v in aggregates.values()) == total
+    assert totals_by_key(aggregates) == weights
+    assert second["exact"]["total_count"] == total
+
+
+def test_local_cluster_gives_identical_totals_and_loads(stack, spark, tmp_path, input_topic):
+    topic, _, total = input_topic
+    local = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", f"e2e-lc-ref-{int(time.time())}")),
+                       spark=spark, log=lambda *_: None)
+    run_id = f"e2e-lc-{int(time.time())}"
+    cmd = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
+           "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local-cluster[2,1,1024]",
+           "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
+           "--influx-database", stack.influx_database, "--results-dir", str(tmp_path), "--no-progress",
+           "--workers", "4", "--splitters", str(PARTITIONS), "--aggregators", "2", "--cost-ms", "0",
+           "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
+           "--observer-tick-s", "2", "--trigger-s", "0.5", "--timeout-s", "600"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    cluster = json.loads((tmp_path / run_id / "summary.json").read_text())
+    assert cluster["exact"]["total_count"] == local["exact"]["total_count"] == total
+    assert cluster["exact"]["worker_loads"] == local["exact"]["worker_loads"]
+    assert cluster["exact"]["worker_tuples"] == local["exact"]["worker_tuples"]

@@ -1,0 +1,117 @@
+"""Pure helpers of the topology: routing order and clock, cost rule, config, Kafka bookkeeping."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.run import RunError, RunOptions, committed_offsets, consumed, default_topic, prepare
+from bench.topology.config import TopologyConfig
+from bench.topology.grouping_stage import clock_ms, route_batch, timestamps_ms
+from bench.topology.session import ROCKSDB_PROVIDER, session_conf
+from bench.topology.sink import aggregate_messages
+from bench.topology.worker import sleeps_for
+
+
+def rows(n: int, seed: int = 0) -> pd.DataFrame:
+    rng = np.random.default_rng(seed)
+    keys = rng.choice(["a", "b", "c", "d", "Turkey"], size=n, p=[0.1, 0.1, 0.1, 0.1, 0.6])
+    return pd.DataFrame({
+        "partition": np.zeros(n, dtype=np.int32), "offset": np.arange(n, dtype=np.int64),
+        "idx": np.zeros(n, dtype=np.int32),
+        "event_ts": pd.to_datetime(1_700_000_000_000 + 37 * np.arange(n), unit="ms", utc=True),
+        "splitter": np.zeros(n, dtype=np.int32), "key": keys, "count": np.ones(n, dtype=np.int64),
+    })
+
+
+@pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY"])
+def test_route_batch_equals_sequential_choose_whatever_the_batches_and_row_order(grouping):
+    from groupings import create_grouping
+
+    data = rows(3000)
+    ts = timestamps_ms(data["event_ts"])
+    reference = create_grouping(grouping, 5, start_ms=int(ts[0]))
+    expected = [reference.choose(k, int(t)) for k, t in zip(data["key"], ts)]
+
+    state, got = None, []
+    for chunk in np.array_split(np.arange(len(data)), [700, 701, 2000]):
+        shuffled = data.iloc[chunk].sample(frac=1.0, random_state=1)  # a shuffle does not keep order
+        out, state = route_batch(state, shuffled, grouping=grouping, workers=5, params={}, clock="kafka")
+        got.extend(out["worker"].tolist())
+    assert got == expected
+    assert state[2] == len(data)
+
+
+def test_kafka_clock_is_monotone_and_resumes_from_state():
+    assert clock_ms(np.array([5, 3, 9, 7]), None, "kafka", 0).tolist() == [5, 5, 9, 9]
+    assert clock_ms(np.array([5, 3]), 8, "kafka", 0).tolist() == [8, 8]
+    assert clock_ms(np.array([5, 3]), None, "processing", 42).tolist() == [42, 42]
+
+
+def test_cost_every_follows_the_reference_speed_rule():
+    assert sleeps_for(10, 0, 1) == (10, 0)
+    assert sleeps_for(25, 0, 10) == (2, 5)
+    assert sleeps_for(5, 5, 10) == (1, 0)
+
+
+def test_config_validation_names_the_option(tmp_path):
+    base = dict(run_id="r", grouping="KEY", dataset="D", topic="t", bootstrap_servers="b",
+                checkpoint_dir=tmp_path, results_dir=tmp_path)
+    TopologyConfig(**base).validate()
+    with pytest.raises(ValueError, match="--workers"):
+        TopologyConfig(**base, workers=0).validate()
+    with pytest.raises(ValueError, match="multiple of --worker-window-s"):
+        TopologyConfig(**base, worker_window_s=15, aggregator_window_s=50).validate()
+    with pytest.raises(ValueError, match="--grouping-clock"):
+        TopologyConfig(**base, grouping_clock="wall").validate()
+    assert TopologyConfig(**base).to_dict()["topics"]["dlq"] == "r.dlq"
+
+
+def test_session_conf_sets_rocksdb_and_keeps_the_master():
+    conf = session_conf("spark://h:7077", 7, [Path("/x/a.jar")])
+    assert conf["spark.master"] == "spark://h:7077"
+    assert conf["spark.sql.streaming.stateStore.providerClass"] == ROCKSDB_PROVIDER
+    assert conf["spark.sql.shuffle.partitions"] == "7" and conf["spark.jars"] == "/x/a.jar"
+
+
+def test_committed_offsets_read_the_progress_json():
+    progress = {"sources": [{"endOffset": json.dumps({"in": {"0": 5, "1": 7}, "ctl": {"0": 1}})}]}
+    assert committed_offsets(progress, "in") == {0: 5, 1: 7}
+    assert consumed(progress, "in", {0: 5, 1: 7}) and not consumed(progress, "in", {0: 6, 1: 7})
+    assert consumed(progress, "in", {0: 0, 1: 7, 2: 0})
+
+
+def test_aggregate_messages_are_keyed_by_window_and_key():
+    frame = pd.DataFrame({"window_start": pd.to_datetime([60_000], unit="ms"), "window_end": pd.to_datetime([120_000], unit="ms"),
+                          "key": ["k"], "count": [3], "tuples": [2], "first_ts": pd.to_datetime([61_000], unit="ms"),
+                          "last_ts": pd.to_datetime([62_000], unit="ms")})
+    [(key, value)] = aggregate_messages(frame, "r", 4, 99)
+    assert key == b"60000|k"
+    assert json.loads(value)["count"] == 3 and json.loads(value)["batch_id"] == 4
+
+
+def test_default_topic_is_stable_and_legal():
+    o = RunOptions(grouping="KEY", dataset="NYC_FLIGHTS", limit=1000, dataset_params={"key": "origin"})
+    assert default_topic(o, 10) == "in.nyc_flights.key-origin.n1000.rmax.p10"
+
+
+@pytest.mark.parametrize("change, message", [
+    ({"grouping": "NOPE"}, "unknown grouping"),
+    ({"dataset": "NOPE"}, "unknown dataset"),
+    ({"dataset_params": {"colour": 1}}, "unknown parameter"),
+    ({"limit": 0}, "--limit"),
+    ({"workers": 0}, "num_workers|workers"),
+])
+def test_bad_options_fail_before_spark(change, message):
+    options = RunOptions(**{"grouping": "KEY", "dataset": "NYC_FLIGHTS", "bootstrap_servers": "127.0.0.1:1", **change})
+    with pytest.raises(RunError, match=message):
+        prepare(options, ensure_stack=False)
+
+
+def test_unreachable_broker_is_a_clear_error():
+    with pytest.raises(RunError, match="did not answer"):
+        prepare(RunOptions(grouping="KEY", dataset="NYC_FLIGHTS", bootstrap_servers="127.0.0.1:1"), ensure_stack=False)
