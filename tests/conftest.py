@@ -1,14 +1,20 @@
-"""Shared fixtures: one real stack (Kafka + InfluxDB) for the whole test session.
+"""Shared fixtures: one real stack (Kafka + InfluxDB), one Spark session, and one set of streaming
+runs for the whole test session.
 
 The stack runs on free loopback ports in a temporary folder, with the artefacts from the project's
 cache (installed by `make install`), so it never collides with a stack a developer has running.
 It is stopped at the end of the session, and the test session fails if its ports stay taken.
+
+`stream_runs` runs the topology once per grouping on one small input topic; the topology, dashboard
+and simulator cross-check tests all assert on those same runs.
 """
 
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -58,3 +64,77 @@ def stack(tmp_path_factory) -> Iterator[StackConfig]:
         stack.down(log=lambda _msg: None)
     ports = (config.kafka_port, config.kafka_controller_port, config.influx_port, config.influx_rpc_port)
     assert all(port_is_free(p) for p in ports), "the test stack left a port taken"
+
+
+@pytest.fixture(scope="session")
+def spark():
+    """One SparkSession for every Spark test (local[2]: this machine kind has 2 cores)."""
+    from bench.topology.session import build_session
+
+    session = build_session("local[2]", shuffle_partitions=2)
+    yield session
+    session.stop()
+
+
+# -- one input topic and one streaming run per grouping, shared by the end-to-end tests ---------------
+
+E2E_DATASET = "NYC_FLIGHTS"
+E2E_LIMIT = 2000
+E2E_PARTITIONS = 4
+E2E_MALFORMED = [b"not json", b'{"origin":"JFK"}', b'{"dest":7}', b"", b"[1,2]"]
+E2E_FAST = dict(workers=4, splitters=E2E_PARTITIONS, aggregators=2, cost_ms=0.0, worker_window_s=5,
+                aggregator_window_s=10, watermark_delay_s=2, observer_tick_s=2.0, trigger_s=0.5,
+                progress=False, timeout_s=600)
+"""Small windows and no simulated cost keep each run short; W=4, S=P=4."""
+
+
+@dataclass(frozen=True)
+class InputTopic:
+    name: str
+    weights: dict  # key -> weighted count of the valid records
+    total: int
+
+
+@pytest.fixture(scope="session")
+def input_topic(stack) -> InputTopic:
+    """NYC_FLIGHTS, 2,000 records on 4 partitions, then 5 malformed records."""
+    from confluent_kafka import Producer
+
+    from datasets import get_dataset
+    from producers import replay
+
+    topic = f"e2e.nyc.{int(time.time())}"
+    dataset = get_dataset(E2E_DATASET)
+    summary = replay(dataset, topic, stack.bootstrap_servers, partitions=E2E_PARTITIONS, limit=E2E_LIMIT,
+                     progress=False)
+    assert summary.ok
+    producer = Producer({"bootstrap.servers": stack.bootstrap_servers})
+    for i, value in enumerate(E2E_MALFORMED):
+        producer.produce(topic, value=value, partition=i % E2E_PARTITIONS, timestamp=summary.last_timestamp_ms)
+    assert producer.flush(30) == 0
+    stats = dataset.key_stats(E2E_LIMIT)
+    return InputTopic(topic, dict(stats.weights), stats.weight)
+
+
+def e2e_options(stack, results_dir, topic, grouping, run_id, **extra):
+    from bench.run import RunOptions
+
+    return RunOptions(grouping=grouping, dataset=E2E_DATASET, topic=topic, run_id=run_id,
+                      bootstrap_servers=stack.bootstrap_servers, influx_url=stack.influx_url,
+                      influx_database=stack.influx_database, results_dir=results_dir, **{**E2E_FAST, **extra})
+
+
+@pytest.fixture(scope="session")
+def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
+    """grouping -> summary.json of its streaming run over `input_topic` (results in a temp folder)."""
+    from bench.run import prepare, run_stream
+    from groupings import GROUPINGS
+
+    results = tmp_path_factory.mktemp("runs")
+    stamp = int(time.time())
+    return {
+        grouping: run_stream(prepare(e2e_options(stack, results, input_topic.name, grouping,
+                                                 f"e2e-{grouping.lower()}-{stamp}")),
+                             spark=spark, log=lambda *_: None)
+        for grouping in GROUPINGS
+    }

@@ -152,7 +152,8 @@ def from_topic(
             consumer.assign([TopicPartition(topic, p, low)])
             offset = low
             while offset < high:
-                for msg in consumer.consume(num_messages=10_000, timeout=timeout_s):
+                # Ask for no more than what is left: consume() waits its full timeout for a short batch.
+                for msg in consumer.consume(num_messages=min(10_000, high - offset), timeout=timeout_s):
                     if msg.error() is not None:
                         raise RuntimeError(f"reading {topic}[{p}]: {msg.error()}")
                     _, ts = msg.timestamp()

@@ -37,6 +37,6 @@ def expand(query: str, variables: dict[str, list[str]], from_ms: int, to_ms: int
     out = out.replace("$__interval", interval)
     for name, values in variables.items():
         out = out.replace(f"${name}", "(" + "|".join(_regex_escape(v) for v in values) + ")")
-    if "$" in out:
+    if re.search(r"\$(\w|\{)", out):
         raise ValueError(f"unexpanded variable left in {out!r}")
     return out

@@ -1,7 +1,8 @@
 """End to end against the real stack (Kafka, InfluxDB) and Spark, on a subset of a real dataset.
 
 One input topic per session (NYC_FLIGHTS, 2,000 records, 4 partitions, plus 5 malformed records),
-shared by every run, like `run-all`. Small windows and no simulated cost keep each run short.
+shared by every run, like `run-all` (fixtures `input_topic` and `stream_runs` in tests/conftest.py).
+Small windows and no simulated cost keep each run short.
 """
 
 from __future__ import annotations
@@ -17,42 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import RunOptions, prepare, run_stream
+from bench.run import prepare, run_stream
 from bench.topology.sink import read_aggregates
+from tests.conftest import E2E_MALFORMED as MALFORMED
+from tests.conftest import E2E_PARTITIONS as PARTITIONS
+from tests.conftest import e2e_options
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-LIMIT = 2000
-PARTITIONS = 4
-MALFORMED = [b"not json", b'{"origin":"JFK"}', b'{"dest":7}', b"", b"[1,2]"]
-FAST = dict(workers=4, splitters=PARTITIONS, aggregators=2, cost_ms=0.0, worker_window_s=5, aggregator_window_s=10,
-            watermark_delay_s=2, observer_tick_s=2.0, trigger_s=0.5, progress=False, timeout_s=600)
-
-
-@pytest.fixture(scope="module")
-def input_topic(stack):
-    from confluent_kafka import Producer
-
-    from datasets import get_dataset
-    from producers import replay
-
-    topic = f"e2e.nyc.{int(time.time())}"
-    dataset = get_dataset("NYC_FLIGHTS")
-    summary = replay(dataset, topic, stack.bootstrap_servers, partitions=PARTITIONS, limit=LIMIT, progress=False)
-    assert summary.ok
-    producer = Producer({"bootstrap.servers": stack.bootstrap_servers})
-    last = summary.last_timestamp_ms
-    for i, value in enumerate(MALFORMED):
-        producer.produce(topic, value=value, partition=i % PARTITIONS, timestamp=last)
-    assert producer.flush(30) == 0
-    stats = dataset.key_stats(LIMIT)
-    return topic, dict(stats.weights), stats.weight
-
-
 def options(stack, tmp_path, topic, grouping, run_id, **extra):
-    return RunOptions(grouping=grouping, dataset="NYC_FLIGHTS", topic=topic, run_id=run_id,
-                      bootstrap_servers=stack.bootstrap_servers, influx_url=stack.influx_url,
-                      influx_database=stack.influx_database, results_dir=tmp_path, **{**FAST, **extra})
+    return e2e_options(stack, tmp_path, topic, grouping, run_id, **extra)
 
 
 def influx_count(stack, run_id: str) -> int:
@@ -71,10 +46,10 @@ def totals_by_key(aggregates: dict[str, dict]) -> dict[str, int]:
 
 
 @pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY"])
-def test_topology_end_to_end(stack, spark, tmp_path, input_topic, grouping):
-    topic, weights, total = input_topic
-    run_id = f"e2e-{grouping.lower()}-{int(time.time())}"
-    summary = run_stream(prepare(options(stack, tmp_path, topic, grouping, run_id)), spark=spark, log=lambda *_: None)
+def test_topology_end_to_end(stack, stream_runs, input_topic, grouping):
+    weights, total = input_topic.weights, input_topic.total
+    summary = stream_runs[grouping]
+    run_id = Path(summary["results"]).name
 
     assert summary["status"] == "completed", summary["error"]
     assert all(v is not False for v in summary["checks"].values()), summary["checks"]
@@ -96,7 +71,7 @@ def test_topology_end_to_end(stack, spark, tmp_path, input_topic, grouping):
 
 
 def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
-    topic, weights, total = input_topic
+    topic, weights, total = input_topic.name, input_topic.weights, input_topic.total
     run_id = f"e2e-restart-{int(time.time())}"
     first = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", run_id, max_offsets_per_trigger=400,
                                        stop_after_batches=2)), spark=spark, log=lambda *_: None)
@@ -111,10 +86,9 @@ def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
     assert second["exact"]["total_count"] == total
 
 
-def test_local_cluster_gives_identical_totals_and_loads(stack, spark, tmp_path, input_topic):
-    topic, _, total = input_topic
-    local = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", f"e2e-lc-ref-{int(time.time())}")),
-                       spark=spark, log=lambda *_: None)
+def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_path, input_topic):
+    topic, total = input_topic.name, input_topic.total
+    local = stream_runs["DYNAMIC_KEY"]
     run_id = f"e2e-lc-{int(time.time())}"
     cmd = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
            "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local-cluster[2,1,1024]",

@@ -1,0 +1,68 @@
+"""Every dashboard query, as Grafana would send it, returns data from the real InfluxDB after the
+streaming runs of the test session (one per grouping)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+import urllib.parse
+import urllib.request
+
+import pytest
+
+from tests.dashboards.grafana import expand, load_dashboard, panel_queries, variable_queries
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+
+def influxql(stack, query: str) -> list[dict]:
+    params = urllib.parse.urlencode({"db": stack.influx_database, "q": query, "epoch": "ms"})
+    with urllib.request.urlopen(f"{stack.influx_url}/query?{params}", timeout=30) as resp:
+        result = json.load(resp)["results"][0]
+    if "error" in result:
+        raise AssertionError(f"InfluxDB rejected {query!r}: {result['error']}")
+    return result.get("series") or []
+
+
+def check_dashboard(stack, dashboard: dict, since_ms: int) -> list[str]:
+    """Run every variable query, then every panel query with "All" selected; the problems found."""
+    problems = []
+    variables = {}
+    for name, query in variable_queries(dashboard).items():
+        series = influxql(stack, query)
+        values = sorted({row[1] for s in series for row in s["values"]})
+        if not values:
+            problems.append(f"variable {name}: {query!r} returned nothing")
+        variables[name] = values or ["none"]
+    now_ms = int(time.time() * 1000) + 60_000
+    for title, raw in panel_queries(dashboard):
+        query = expand(raw, variables, since_ms, now_ms, interval="2s")
+        series = influxql(stack, query)
+        if not any(v is not None for s in series for row in s["values"] for v in row[1:]):
+            problems.append(f"panel {title!r}: no data for {query!r}")
+    return problems
+
+
+def test_every_panel_and_variable_query_returns_data(stack, stream_runs):
+    since_ms = int(time.time() * 1000) - 3_600_000
+    assert check_dashboard(stack, load_dashboard(), since_ms) == []
+
+
+def test_a_wrong_field_name_is_caught(stack, stream_runs):
+    broken = copy.deepcopy(load_dashboard())
+    target = broken["panels"][0]["targets"][0]
+    target["query"] = target["query"].replace('"std_dev"', '"std_deviation"')
+    problems = check_dashboard(stack, broken, int(time.time() * 1000) - 3_600_000)
+    assert len(problems) == 1 and "std_deviation" in problems[0]
+
+
+def test_a_multi_value_selection_narrows_to_the_chosen_runs(stack, stream_runs):
+    dashboard = load_dashboard()
+    run_ids = sorted(summary["results"].rsplit("/", 1)[1] for summary in stream_runs.values())[:2]
+    title, raw = panel_queries(dashboard)[0]
+    variables = {"run_id": run_ids, "grouping": ["DYNAMIC_KEY", "KEY", "PARTIAL_KEY", "SHUFFLE"],
+                 "dataset": ["NYC_FLIGHTS"]}
+    series = influxql(stack, expand(raw, variables, int(time.time() * 1000) - 3_600_000,
+                                    int(time.time() * 1000) + 60_000, "2s"))
+    assert sorted({s["tags"]["run_id"] for s in series}) == run_ids, title
