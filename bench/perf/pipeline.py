@@ -1,0 +1,172 @@
+"""Perf section "pipeline": the Spark topology's throughput, against what this machine allows.
+
+Needs the local stack (`make perf` starts it). Two measurements, each in steady state: the rate is
+the input rows of every micro-batch after the first (which pays Python worker start-up) over the
+time from the end of the first batch to the end of the last one, read from Spark's progress.
+
+1. End to end: `bench run` with KEY, cost 0, W = S = P = 10, over a 2,000,000-record
+   COUNTRY_SKEW_R80 topic, beside a Spark query that only counts the same topic (same batch size,
+   same measurement) in the same run: the pipeline's ceiling on this machine. Target ratio >= 0.3.
+2. Harness efficiency under cost: `bench run --cost-ms 1`, W = 10, on COUNTRY_SKEW_R80, for each
+   grouping. The slowest worker bounds the throughput at 1 / (largest worker share x cost); the
+   ratio is the measured rate over that bound. Target >= 0.8. The run uses `local[12]` so that all
+   ten worker tasks can sleep at once on two cores (sleeping takes no CPU).
+
+Each case is one run (each takes tens of seconds); the figures are medians over its batches'
+rates where a median is meaningful, and the notes give the batch count.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from bench.perf._harness import Row
+
+SECTION = "pipeline"
+TOPIC_RECORDS = 2_000_000
+PARTITIONS = 10
+BATCH = 200_000
+COST_WORKERS = 10
+COST_TARGET_S = 30.0  # processing time aimed at per grouping under cost
+DATASET = "COUNTRY_SKEW_R80"
+
+
+def steady_rate(batches: list[dict]) -> tuple[float, int]:
+    """Input rows/s over the batches after the first non-empty one.
+
+    Args: batches: dicts with `batch_id`, `input_rows`, `end_ms` (any order).
+    Returns: (rows/s, batches counted). Raises: ValueError with fewer than 2 non-empty batches.
+    """
+    data = sorted((b for b in batches if b["input_rows"] > 0), key=lambda b: b["batch_id"])
+    if len(data) < 2:
+        raise ValueError("steady state needs at least two micro-batches with data")
+    rows = sum(b["input_rows"] for b in data[1:])
+    span_ms = data[-1]["end_ms"] - data[0]["end_ms"]
+    return rows / (span_ms / 1000.0), len(data) - 1
+
+
+def _ensure_topic(bootstrap: str, topic: str, records: int, length: int) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    from datasets import get_dataset
+    from producers import replay
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "perf-probe"})
+    try:
+        meta = consumer.list_topics(topic, timeout=30).topics.get(topic)
+        if meta is not None and meta.error is None and meta.partitions:
+            held = sum(consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=30)[1]
+                       for p in meta.partitions)
+            if held == records:
+                return
+            raise RuntimeError(f"topic {topic} holds {held} records, expected {records}: delete it and rerun")
+    finally:
+        consumer.close()
+    summary = replay(get_dataset(DATASET, length=length), topic, bootstrap, partitions=PARTITIONS,
+                     limit=records, progress=False)
+    if not summary.ok:
+        raise RuntimeError(f"replay into {topic} failed: {summary.errors[:3]}")
+
+
+def _bench_run(topic: str, bootstrap: str, results: Path, run_id: str, grouping: str, *, master: str,
+               cost_ms: float, max_offsets: int) -> tuple[dict, list[dict]]:
+    """`python -m bench run` on an existing topic; returns (summary, per-batch progress)."""
+    cmd = [sys.executable, "-m", "bench", "run", "--grouping", grouping, "--dataset", DATASET,
+           "--topic", topic, "--no-replay", "--run-id", run_id, "--master", master,
+           "--bootstrap-servers", bootstrap, "--no-influx", "--results-dir", str(results), "--no-progress",
+           "--workers", str(COST_WORKERS), "--splitters", str(PARTITIONS), "--cost-ms", str(cost_ms),
+           "--max-offsets-per-trigger", str(max_offsets), "--timeout-s", "1200"]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=1500)
+    if proc.returncode != 0:
+        raise RuntimeError(f"bench run {grouping} failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
+    summary = json.loads((results / run_id / "summary.json").read_text())
+    journal = results / run_id / "observer" / "progress.jsonl"
+    batches = [json.loads(line) for line in journal.read_text().splitlines() if line.strip()]
+    return summary, batches
+
+
+def _count_only_rate(topic: str, bootstrap: str, max_offsets: int) -> tuple[float, int]:
+    """A Spark query that only counts the topic: the pipeline's ceiling, measured the same way."""
+    from bench.topology.session import build_session
+
+    spark = build_session("local[*]", shuffle_partitions=PARTITIONS)
+    stream = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
+              .option("subscribe", topic).option("startingOffsets", "earliest")
+              .option("maxOffsetsPerTrigger", max_offsets).load())
+    with tempfile.TemporaryDirectory() as checkpoint:
+        query = (stream.writeStream.foreachBatch(lambda df, _id: df.count())
+                 .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+        query.awaitTermination()
+        progress = query.recentProgress
+    spark.stop()
+    batches = [{"batch_id": p["batchId"], "input_rows": p["numInputRows"],
+                "end_ms": _iso_ms(p["timestamp"]) + p["durationMs"]["triggerExecution"]} for p in progress]
+    return steady_rate(batches)
+
+
+def _iso_ms(text: str) -> int:
+    from datetime import datetime
+
+    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
+
+
+def run() -> list[Row]:
+    """Measure the end-to-end pipeline against a count-only query, then each grouping under cost."""
+    from bench.stack import StackConfig
+    from groupings import GROUPINGS
+
+    bootstrap = StackConfig.from_env().bootstrap_servers
+    topic = f"perf.{DATASET.lower()}.n{TOPIC_RECORDS}.p{PARTITIONS}"
+    _ensure_topic(bootstrap, topic, TOPIC_RECORDS, TOPIC_RECORDS)
+    rows = []
+    ceiling, ceiling_batches = _count_only_rate(topic, bootstrap, BATCH)
+    rows.append(Row.measured(SECTION, "baseline: Spark count-only query", ceiling, "records/s", ceiling,
+                             note=f"{ceiling_batches} steady batches of {BATCH:,}"))
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    with tempfile.TemporaryDirectory() as tmp:
+        results = Path(tmp)
+        summary, batches = _bench_run(topic, bootstrap, results, f"perf-pipeline-{stamp}", "KEY",
+                                      master="local[*]", cost_ms=0.0, max_offsets=BATCH)
+        rate, n = steady_rate(batches)
+        rows.append(Row.measured(SECTION, "topology KEY, cost 0, 2M records", rate, "records/s", ceiling,
+                                 note=f"{n} steady batches; status {summary['status']}; target is ratio >= 0.3"))
+        rows[-1].target, rows[-1].meets_target = None, (rows[-1].ratio or 0) >= 0.3
+
+        for grouping in GROUPINGS:
+            # Size the run to about COST_TARGET_S of processing at the bound the skew allows,
+            # known from the simulator's exact loads for these records (same code, same order).
+            share = _largest_share(grouping, topic, bootstrap)
+            bound = 1000.0 / share  # records/s with 1 ms per tuple
+            max_offsets = max(2_000, int(bound * 5))  # ~5 s batches: per-batch overhead stays small
+            records = min(TOPIC_RECORDS, int(bound * COST_TARGET_S))
+            sub_topic = f"perf.{DATASET.lower()}.cost.n{records}.p{PARTITIONS}"
+            _ensure_topic(bootstrap, sub_topic, records, records)
+            summary, batches = _bench_run(sub_topic, bootstrap, results, f"perf-cost-{grouping.lower()}-{stamp}",
+                                          grouping, master="local[12]", cost_ms=1.0, max_offsets=max_offsets)
+            loads = summary["exact"]["worker_loads"]
+            real_share = max(loads) / sum(loads)
+            bound = 1000.0 / real_share
+            rate, n = steady_rate(batches)
+            row = Row.measured(SECTION, f"{grouping}, cost 1 ms, W=10", rate, "records/s", bound,
+                               note=f"bound 1/(max share {real_share:.3f} x 1 ms); {records:,} records, "
+                                    f"{n} steady batches; target is ratio >= 0.8")
+            row.meets_target = (row.ratio or 0) >= 0.8
+            rows.append(row)
+    return rows
+
+
+def _largest_share(grouping: str, topic: str, bootstrap: str) -> float:
+    """Largest worker share of `grouping` on the first records of the 2M topic, from the simulator."""
+    from bench.simulate.engine import figures, route_table
+    from bench.simulate.sources import VirtualClock, from_dataset
+    from datasets import get_dataset
+
+    table, _, _ = from_dataset(get_dataset(DATASET, length=200_000), PARTITIONS, VirtualClock(rate=1000.0))
+    workers, _ = route_table(table, grouping, COST_WORKERS, PARTITIONS)
+    loads = figures(table, workers, COST_WORKERS).worker_loads
+    return max(loads) / sum(loads)
