@@ -18,11 +18,12 @@ COST_MS  ?=
 RATE     ?=
 LIMIT    ?=
 RUN_ID   ?=
+REPEAT   ?=
 ARGS     ?=
 BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(WORKERS)) \
              $(if $(SPLITTERS),--splitters $(SPLITTERS)) $(if $(COST_MS),--cost-ms $(COST_MS)) \
              $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) \
-             $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
+             $(if $(RUN_ID),--run-id $(RUN_ID)) $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
 
 .DEFAULT_GOAL := help
 .PHONY: help install venv up down status test bench bench-all perf produce sweep dashboards compare report clean

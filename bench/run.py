@@ -52,7 +52,14 @@ class RunOptions:
     master: str = "local[*]"
     influx_url: str | None = None
     influx_database: str | None = None
+    influx_token: str = ""
+    """InfluxDB 2.x: an API token; 1.8 (the local stack): empty, or `user:password`."""
+    influx_org: str = "-"
+    influx_bucket: str | None = None
+    """Default `<database>/autogen`, the v2-API name of an InfluxDB 1.8 database."""
     no_influx: bool = False
+    experiment_id: str | None = None
+    """Groups repetitions and the runs of one run-all in the run records (default: the run id)."""
     observer_tick_s: float = 10.0
     worker_window_s: int = 15
     aggregator_window_s: int = 60
@@ -246,6 +253,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     from bench.topology.session import build_session
 
     o, config = prepared.options, prepared.config
+    experiment_id = o.experiment_id or prepared.run_id
     record = RunRecord(prepared.run_id, root=config.results_dir.parent)
     resumed = (config.checkpoint_dir / "main" / "commits").exists()
     tags = {"run_id": prepared.run_id, "grouping": config.grouping, "dataset": config.dataset,
@@ -254,7 +262,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
                 "partitions": o.partitions, "observer_tick_s": o.observer_tick_s,
                 "influx_url": prepared.influx_url, **config.to_dict()}
     dataset_info = {"name": prepared.dataset.name, "fingerprint": prepared.dataset.fingerprint()}
-    record.write_run("stream", base_run, dataset_info, {"resumed": resumed})
+    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id})
 
     ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
                                              config.aggregates_topic: 1, config.dlq_topic: 1,
@@ -262,7 +270,8 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     outputs = []
     influx = None
     if prepared.influx_url:
-        influx = InfluxWriter(prepared.influx_url, prepared.influx_database, tags)
+        influx = InfluxWriter(prepared.influx_url, prepared.influx_database, tags, token=o.influx_token,
+                              org=o.influx_org, bucket=o.influx_bucket)
         if not influx.reachable():
             log(f"warning: InfluxDB at {prepared.influx_url} is unreachable; the run goes on and its "
                 "figures go to the run record (failed writes are counted in summary.json)")
@@ -327,7 +336,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
 
     summary = summarize(prepared, observer, replay_summary, status, error, influx, distribution, resumed)
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
-                     {"resumed": resumed, "status": status})
+                     {"resumed": resumed, "status": status, "experiment_id": experiment_id})
     record.write_summary(summary)
     return summary
 

@@ -28,7 +28,39 @@ def raise_negative_index(table: KeyTable, ids: npt.NDArray[np.int64], column: st
 _INDEX_COLUMN = index_column_name(KEY_SEED)
 
 
-class KeyGrouping(Grouping):
+class HashCachedGrouping(Grouping):
+    """A grouping whose decisions start from per-key hash indices, cached in a `KeyTable`.
+
+    The cache decides nothing, so it is not pickled, and it starts afresh past CACHE_LIMIT keys
+    (bounded memory on long-tailed key sets). Subclasses name their hash seeds in `SEEDS`.
+    """
+
+    SEEDS: tuple[int, ...] = ()
+
+    def __init__(self, num_workers: int, *, start_ms: int = 0) -> None:
+        super().__init__(num_workers, start_ms=start_ms)
+        self._table = self._new_table()
+
+    def _new_table(self) -> KeyTable:
+        return KeyTable(self.num_workers, seeds=self.SEEDS)
+
+    def _bounded_table(self) -> KeyTable:
+        """The cache, restarted first when it has grown past CACHE_LIMIT keys."""
+        if len(self._table) > CACHE_LIMIT:
+            self._table = self._new_table()
+        return self._table
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = super().__getstate__()
+        del state["_table"]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        super().__setstate__(state)
+        self._table = self._new_table()
+
+
+class KeyGrouping(HashCachedGrouping):
     """Each key always goes to worker `index(13, key, n)`: a pure function of the key.
 
     It equals DYNAMIC_KEY's home worker and PARTIAL_KEY's first choice. It is not Storm's
@@ -40,29 +72,10 @@ class KeyGrouping(Grouping):
     """
 
     name = "KEY"
-
-    def __init__(self, num_workers: int, *, start_ms: int = 0) -> None:
-        super().__init__(num_workers, start_ms=start_ms)
-        # A cache of hashes per distinct key; it changes no decision.
-        self._table = self._new_table()
-
-    def _new_table(self) -> KeyTable:
-        # A cache of hashes per distinct key: it decides nothing, so it is not pickled, and it
-        # starts afresh past CACHE_LIMIT keys (bounded memory on long-tailed key sets).
-        return KeyTable(self.num_workers, seeds=(KEY_SEED,))
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        del state["_table"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._table = self._new_table()
+    SEEDS = (KEY_SEED,)
 
     def _choose(self, key: str, now: int) -> int:
-        if len(self._table) > CACHE_LIMIT:
-            self._table = self._new_table()
+        self._bounded_table()
         key_id = self._table.id_of(key)
         task = int(self._table.column(_INDEX_COLUMN)[key_id])
         if task < 0:
@@ -71,8 +84,7 @@ class KeyGrouping(Grouping):
         return task
 
     def _route(self, keys: Sequence[Any], now: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
-        if len(self._table) > CACHE_LIMIT:
-            self._table = self._new_table()
+        self._bounded_table()
         ids = self._table.ids_of(keys)
         if self._table.has_negative_index:
             raise_negative_index(self._table, ids, _INDEX_COLUMN)

@@ -9,10 +9,10 @@ import numpy as np
 import numpy.typing as npt
 
 from groupings import _kernels
-from groupings._keytable import CACHE_LIMIT, KeyTable, index_column_name
+from groupings._keytable import index_column_name
 from groupings.base import Grouping
 from groupings.hashing import KEY_SEED, SECOND_SEED
-from groupings.key import raise_negative_index
+from groupings.key import HashCachedGrouping, raise_negative_index
 
 
 def two_choices(sent_first: int, sent_second: int) -> bool:
@@ -29,7 +29,7 @@ _FIRST = index_column_name(KEY_SEED)
 _SECOND = index_column_name(SECOND_SEED)
 
 
-class PartialKeyGrouping(Grouping):
+class PartialKeyGrouping(HashCachedGrouping):
     """Two choices per key (murmur3 seeds 13 and 17), the one this instance loaded less wins.
 
     State: `loads`, the tuples this instance has sent to each worker: PKG's local load estimate.
@@ -41,24 +41,8 @@ class PartialKeyGrouping(Grouping):
     """
 
     name = "PARTIAL_KEY"
+    SEEDS = (KEY_SEED, SECOND_SEED)
 
-    def __init__(self, num_workers: int, *, start_ms: int = 0) -> None:
-        super().__init__(num_workers, start_ms=start_ms)
-        self._table = self._new_table()
-
-    def _new_table(self) -> KeyTable:
-        # A cache of hashes per distinct key: it decides nothing, so it is not pickled, and it
-        # starts afresh past CACHE_LIMIT keys (bounded memory on long-tailed key sets).
-        return KeyTable(self.num_workers, seeds=(KEY_SEED, SECOND_SEED))
-
-    def __getstate__(self) -> dict[str, Any]:
-        state = super().__getstate__()
-        del state["_table"]
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        super().__setstate__(state)
-        self._table = self._new_table()
 
     def choices(self, key: Any) -> tuple[int, int]:
         """The key's two candidate workers `(index(13, key, n), index(17, key, n))`."""
@@ -69,8 +53,7 @@ class PartialKeyGrouping(Grouping):
         )
 
     def _choose(self, key: str, now: int) -> int:
-        if len(self._table) > CACHE_LIMIT:
-            self._table = self._new_table()
+        self._bounded_table()
         a, b = self.choices(key)
         if a < 0 or b < 0:
             self._raise_negative(np.array([self._table.id_of(key)]))
@@ -80,8 +63,7 @@ class PartialKeyGrouping(Grouping):
         return task
 
     def _route(self, keys: Sequence[Any], now: npt.NDArray[np.int64]) -> npt.NDArray[np.int32]:
-        if len(self._table) > CACHE_LIMIT:
-            self._table = self._new_table()
+        self._bounded_table()
         ids = self._table.ids_of(keys)
         if self._table.has_negative_index:
             self._raise_negative(ids)

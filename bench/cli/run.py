@@ -30,7 +30,12 @@ def _common(p) -> None:
     p.add_argument("--master", default="local[*]", help="Spark master (default local[*]; any master works)")
     p.add_argument("--influx-url", help="InfluxDB URL (default: the local stack's)")
     p.add_argument("--influx-database", help="InfluxDB database (default: the local stack's, groupings)")
+    p.add_argument("--influx-token", default="", help="InfluxDB 2.x API token (1.8: empty or user:password)")
+    p.add_argument("--influx-org", default="-", help="InfluxDB 2.x organisation")
+    p.add_argument("--influx-bucket", help="InfluxDB bucket (default <database>/autogen, the 1.8 name)")
     p.add_argument("--no-influx", action="store_true", help="do not write to InfluxDB")
+    p.add_argument("--repeat", type=int, default=1, help="repetitions under one experiment id (default 1)")
+    p.add_argument("--experiment-id", help="groups the runs in the records (default: the run id prefix)")
     p.add_argument("--observer-tick-s", type=float, default=10.0, help="observer tick, s (default 10)")
     p.add_argument("--worker-window-s", type=int, default=15, help="worker tumbling window, s (default 15)")
     p.add_argument("--aggregator-window-s", type=int, default=60, help="aggregator tumbling window, s (default 60)")
@@ -68,7 +73,7 @@ def add_parsers(subparsers) -> None:
     a.set_defaults(handler=handle_run_all)
 
 
-def options_from(args, grouping: str, run_id: str | None):
+def options_from(args, grouping: str, run_id: str | None, experiment_id: str | None = None):
     from bench.run import RunOptions
 
     return RunOptions(
@@ -77,7 +82,9 @@ def options_from(args, grouping: str, run_id: str | None):
         aggregators=args.aggregators, partitions=args.partitions, cost_ms=args.cost_ms, cost_every=args.cost_every,
         rate=args.rate or None, limit=args.limit or None, run_id=run_id, topic=args.topic, replay=not args.no_replay,
         bootstrap_servers=args.bootstrap_servers, master=args.master, influx_url=args.influx_url,
-        influx_database=args.influx_database, no_influx=args.no_influx, observer_tick_s=args.observer_tick_s,
+        influx_database=args.influx_database, influx_token=args.influx_token, influx_org=args.influx_org,
+        influx_bucket=args.influx_bucket, no_influx=args.no_influx, experiment_id=experiment_id,
+        observer_tick_s=args.observer_tick_s,
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
@@ -107,27 +114,40 @@ def _report(summaries: list[dict], as_json: bool) -> int:
 
 
 def handle_run(args) -> int:
-    from bench.run import RunError, prepare, run_stream
-
-    try:
-        prepared = prepare(options_from(args, args.grouping, args.run_id))
-    except (RunError, ValueError) as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-    return _report([run_stream(prepared)], args.json)
+    return _run_many(args, [args.grouping.strip().upper()], single=True)
 
 
 def handle_run_all(args) -> int:
-    from bench.run import RunError, prepare, run_stream
-    from bench.results.record import new_run_id
+    return _run_many(args, [g.strip().upper() for g in args.groupings.split(",") if g.strip()], single=False)
 
-    groupings = [g.strip().upper() for g in args.groupings.split(",") if g.strip()]
-    prefix = args.run_id or new_run_id("all", args.dataset)
+
+def _run_many(args, groupings: list[str], single: bool) -> int:
+    """Every grouping, `--repeat` times, on the same input topic (replayed once) and Spark session.
+
+    Run ids: `--run-id` as given for one plain run; otherwise `<prefix>[-<grouping>][-r<k>]`.
+    All runs share one experiment id (`--experiment-id`, default the prefix).
+    """
+    from bench.results.record import new_run_id
+    from bench.run import RunError, prepare, run_stream
+
+    if args.repeat < 1:
+        print(f"error: --repeat must be >= 1, got {args.repeat}", file=sys.stderr)
+        return 2
+    prefix = args.run_id or new_run_id(groupings[0] if single else "all", args.dataset)
+    experiment_id = args.experiment_id or prefix
+
+    def run_id_of(grouping: str, k: int) -> str:
+        rid = prefix if single else f"{prefix}-{grouping.lower()}"
+        return rid if args.repeat == 1 else f"{rid}-r{k + 1}"
+
     try:
-        prepared = [prepare(options_from(args, g, f"{prefix}-{g.lower()}")) for g in groupings]
+        prepared = [prepare(options_from(args, g, run_id_of(g, k), experiment_id))
+                    for k in range(args.repeat) for g in groupings]
     except (RunError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    if len(prepared) == 1:
+        return _report([run_stream(prepared[0])], args.json)
     summaries = []
     spark = None
     try:

@@ -15,19 +15,21 @@ log = logging.getLogger(__name__)
 
 
 class InfluxWriter:
-    def __init__(self, url: str, database: str, tags: dict[str, str], *, token: str = "",
-                 flush_interval_ms: int = 1000, timeout_ms: int = 5000):
+    def __init__(self, url: str, database: str, tags: dict[str, str], *, token: str = "", org: str = "-",
+                 bucket: str | None = None, flush_interval_ms: int = 1000, timeout_ms: int = 5000):
+        """Args: url: InfluxDB base URL; database: 1.8 database (bucket `<database>/autogen` unless
+        `bucket` is given, e.g. for InfluxDB 2.x); tags: added to every point; token, org: 2.x auth."""
         from influxdb_client import InfluxDBClient
         from influxdb_client.client.write_api import WriteOptions
 
         self.url = url
-        self.bucket = f"{database}/autogen"
+        self.bucket = bucket or f"{database}/autogen"
         self.tags = dict(tags)
         self.points_sent = 0
         self.failed_batches = 0
         self.last_error: str | None = None
         self._lock = threading.Lock()
-        self.client = InfluxDBClient(url=url, token=token, org="-", timeout=timeout_ms)
+        self.client = InfluxDBClient(url=url, token=token, org=org, timeout=timeout_ms)
         self.write_api = self.client.write_api(
             write_options=WriteOptions(batch_size=500, flush_interval=flush_interval_ms, max_retries=2,
                                        retry_interval=500, max_retry_time=5000),

@@ -71,11 +71,21 @@ class RunRecord:
         return target
 
     def write_run(self, mode: str, config: dict, dataset: dict, extra: dict | None = None) -> Path:
-        """Write `run.json`: mode (`stream` | `simulate`), config, dataset summary, and the environment."""
+        """Write `run.json`: mode (`stream` | `simulate`), config, dataset summary, and the environment.
+
+        Rewriting it (a run completes, or resumes) keeps the first `created_utc`.
+        """
+        created = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        previous = self.path / "run.json"
+        if previous.is_file():
+            try:
+                created = json.loads(previous.read_text()).get("created_utc") or created
+            except ValueError:
+                pass  # a damaged file is replaced whole
         return self._write_json("run.json", {
             "run_id": self.run_id,
             "mode": mode,
-            "created_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "created_utc": created,
             "config": config,
             "dataset": dataset,
             "git": environment.git_revision(),

@@ -179,7 +179,7 @@ def test_package_imports_nothing_of_spark_kafka_or_numba() -> None:
 
 
 @pytest.mark.parametrize(
-    ("name", "module"), [("KEY", "groupings.key"), ("PARTIAL_KEY", "groupings.partial_key")]
+    ("name", "module"), [("KEY", "groupings.key"), ("PARTIAL_KEY", "groupings.key")]  # HashCachedGrouping
 )
 def test_hash_cache_is_bounded_and_not_pickled(
     name: str, module: str, monkeypatch: pytest.MonkeyPatch
