@@ -138,3 +138,13 @@ def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
                              spark=spark, log=lambda *_: None)
         for grouping in GROUPINGS
     }
+
+
+@pytest.fixture(scope="session")
+def live_run(stack, spark, tmp_path_factory) -> dict:
+    """summary.json of a run that replays its own topic while consuming it (so it has latency)."""
+    from bench.run import prepare, run_stream
+
+    options = e2e_options(stack, tmp_path_factory.mktemp("live"), None, "DYNAMIC_KEY",
+                          f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS)
+    return run_stream(prepare(options), spark=spark, log=lambda *_: None)

@@ -135,35 +135,40 @@ def timeline(
         return []
     t0 = int(table.ts_ms.min())
     tick_of = (table.ts_ms - t0) // tick_ms
-    rows = []
-    k = table.key_code.astype(np.int64)
-    w = workers_of_tuples.astype(np.int64)
-    seen_pairs = np.zeros(0, dtype=np.int64)
-    seen_keys = np.zeros(0, dtype=np.int64)
+    order = np.argsort(tick_of, kind="stable")
+    ticks, starts = np.unique(tick_of[order], return_index=True)  # non-empty ticks only
+    bounds = np.append(starts, len(order))
+    pair_of = table.key_code.astype(np.int64) * num_workers + workers_of_tuples
+    seen_pair = np.zeros(len(table.keys) * num_workers, dtype=bool)
+    seen_key = np.zeros(len(table.keys), dtype=bool)
+    pairs = keys = 0
     loads = np.zeros(num_workers, dtype=np.int64)
-    for tick in range(int(tick_of.max()) + 1):
-        now = tick_of == tick
-        if not now.any():
-            continue
-        window = np.bincount(w[now], weights=table.count[now], minlength=num_workers).astype(np.int64)
+    rows = []
+    for tick, lo, hi in zip(ticks.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
+        idx = order[lo:hi]
+        window = np.bincount(workers_of_tuples[idx], weights=table.count[idx], minlength=num_workers).astype(np.int64)
         loads += window
-        seen_pairs = np.union1d(seen_pairs, k[now] * num_workers + w[now])
-        seen_keys = np.union1d(seen_keys, k[now])
+        new_pairs = np.unique(pair_of[idx])
+        pairs += int((~seen_pair[new_pairs]).sum())
+        seen_pair[new_pairs] = True
+        new_keys = np.unique(table.key_code[idx])
+        keys += int((~seen_key[new_keys]).sum())
+        seen_key[new_keys] = True
         total = int(loads.sum())
         elapsed = (tick + 1) * tick_ms
         rows.append({
             "tick": len(rows),
             "time_ms": t0 + elapsed,
             "std_dev": metrics.std_dev_percent(loads, num_workers),
-            "dist_cost": metrics.dist_cost(int(seen_pairs.size), int(seen_keys.size)),
+            "dist_cost": metrics.dist_cost(pairs, keys),
             "throughput_ratio": metrics.throughput_ratio(total, elapsed),
             "total_count": total,
             "duration_ms": elapsed,
             "max_mean_imbalance": metrics.max_mean_imbalance(loads, num_workers),
             "window_std_dev": metrics.std_dev_percent(window, num_workers),
             "window_count": int(window.sum()),
-            "keys": int(seen_keys.size),
-            "pairs": int(seen_pairs.size),
+            "keys": keys,
+            "pairs": pairs,
             "worker_loads": loads.tolist(),
             "worker_shares": (100.0 * loads / total).tolist(),
         })

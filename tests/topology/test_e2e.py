@@ -103,3 +103,11 @@ def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_
     assert cluster["exact"]["total_count"] == local["exact"]["total_count"] == total
     assert cluster["exact"]["worker_loads"] == local["exact"]["worker_loads"]
     assert cluster["exact"]["worker_tuples"] == local["exact"]["worker_tuples"]
+
+
+def test_latency_is_reported_only_for_a_run_that_replays_its_input_live(live_run, stream_runs):
+    assert live_run["status"] == "completed", live_run["error"]
+    latency = live_run["latency"]
+    assert 0 < latency["latency_p50_ms"] <= latency["latency_p99_ms"] <= latency["latency_max_ms"]
+    # The shared topic was recorded before these runs: its records' age is not a pipeline latency.
+    assert all(summary["latency"] == {} for summary in stream_runs.values())
