@@ -29,7 +29,10 @@ def _kernel_manager(tmp_path: Path):
     write_kernel_spec(tmp_path / "kernels" / "bench-python", overrides={"argv": [
         sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]})
     ksm = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])
-    return KernelManager(kernel_name="bench-python", kernel_spec_manager=ksm)
+    # IPC sockets in the temp folder, not five TCP ports picked free and released: under load
+    # another process can take one in between ("ZMQError: Address already in use").
+    return KernelManager(kernel_name="bench-python", kernel_spec_manager=ksm, transport="ipc",
+                         ip=str(tmp_path / "kernel-ipc"))
 
 
 def test_notebook_executes_on_simulated_records(sim_records, tmp_path, monkeypatch):
