@@ -24,6 +24,17 @@ DATASOURCE = {"type": "influxdb", "uid": "stream-groupings-influxdb"}
 FILTER = '"run_id" =~ /^$run_id$/ AND "grouping" =~ /^$grouping$/ AND "dataset" =~ /^$dataset$/'
 
 
+def latest(field: str, alias: str, ref_id: str, measurement: str = "observer", by: str = '"run_id"',
+           name: str | None = None, **options) -> InfluxDBTarget:
+    """The last value of one field per `by` group in the time range (bar gauges, stats)."""
+    return InfluxDBTarget(
+        datasource=DATASOURCE,
+        query=f'SELECT last("{field}") AS "{name or field}" FROM "{measurement}" WHERE $timeFilter AND {FILTER} '
+              f"GROUP BY {by}",
+        alias=alias, refId=ref_id, **options,
+    )
+
+
 def series(field: str, alias: str, agg: str = "last", measurement: str = "observer", by: str = '"grouping", "run_id"') -> InfluxDBTarget:
     """A time series of one observer field per (grouping, run), aggregated per `$__interval`."""
     return InfluxDBTarget(
@@ -60,12 +71,8 @@ def dashboard() -> Dashboard:
         BarGauge(
             title="Per-worker load share (%), last tick",
             description="Each worker's share of the weighted tuple count of the run.",
-            targets=[InfluxDBTarget(
-                datasource=DATASOURCE,
-                query=f'SELECT last("share_pct") AS "share" FROM "worker_load" WHERE $timeFilter AND {FILTER} '
-                      'GROUP BY "run_id", "worker"',
-                alias="$tag_run_id w$tag_worker", refId="SHARE", format="table",
-            )],
+            targets=[latest("share_pct", "$tag_run_id w$tag_worker", "SHARE", measurement="worker_load",
+                            by='"run_id", "worker"', name="share", format="table")],
             orientation="horizontal", calc="lastNotNull", format="percent", max=100, min=0,
             gridPos=panel_grid(1),
         ),
@@ -99,12 +106,7 @@ def dashboard() -> Dashboard:
         Stat(
             title="Dead letters (malformed records)",
             description="Records the splitter could not parse; they are in the <run>.dlq topic.",
-            targets=[InfluxDBTarget(
-                datasource=DATASOURCE,
-                query=f'SELECT last("malformed") AS "malformed" FROM "observer" WHERE $timeFilter AND {FILTER} '
-                      'GROUP BY "run_id"',
-                alias="$tag_run_id", refId="DLQ",
-            )],
+            targets=[latest("malformed", "$tag_run_id", "DLQ")],
             reduceCalc="lastNotNull", gridPos=panel_grid(6),
         ),
         TimeSeries(
