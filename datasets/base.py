@@ -54,12 +54,20 @@ class SourceRecord:
 
 @dataclass(frozen=True, slots=True)
 class SplitterSQL:
-    """The splitter rule as Spark SQL over the STRING column ``value`` (built-ins only)."""
+    """The splitter rule as Spark SQL over the STRING column ``value`` (built-ins only).
+
+    The expressions may also read ``value_json``, the record parsed once per row: select
+    ``prelude`` beside ``value`` first (``df.selectExpr("*", sql.prelude)``). Spark does not
+    share a ``try_parse_json(value)`` repeated inside CASE branches, so parsing in a column of its
+    own halves the splitter's cost.
+    """
 
     tuples: str
     """-> ``array<struct<key:string,count:bigint>>``; 0..n tuples per record; NULL when malformed."""
     error: str
     """-> string reason when malformed (equal to ``MalformedRecord.reason``), NULL when fine."""
+    prelude: str = "try_parse_json(value) AS value_json"
+    """The column the expressions read besides ``value``, as a ``selectExpr`` item."""
 
 
 @dataclass

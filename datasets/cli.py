@@ -114,7 +114,8 @@ def cmd_show(args: argparse.Namespace) -> int:
 def cmd_sql(args: argparse.Namespace) -> int:
     ds = get_dataset(args.name, **parse_params(args.param))
     sql = ds.splitter_sql
-    print(f"-- {ds.name}: tuples\n{sql.tuples}\n\n-- {ds.name}: error\n{sql.error}")
+    print(f"-- {ds.name}: prelude (selected beside value)\n{sql.prelude}\n\n"
+          f"-- {ds.name}: tuples\n{sql.tuples}\n\n-- {ds.name}: error\n{sql.error}")
     return 0
 
 

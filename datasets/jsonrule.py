@@ -127,8 +127,8 @@ def str_array_field(obj: dict[str, Any], name: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark SQL builders (built-in functions only; Spark's subexpression elimination evaluates the
-# repeated try_parse_json once per row)
+# Spark SQL builders (built-in functions only). They read ``value_json``, the record parsed once
+# (``SplitterSQL.prelude``): written inline, try_parse_json would run once per use in the CASE.
 
 
 def sql_str(s: str) -> str:
@@ -136,7 +136,7 @@ def sql_str(s: str) -> str:
     return "'" + s.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
-V = "try_parse_json(value)"
+V = "value_json"
 SQL_INVALID = f"({V} IS NULL OR NOT regexp_like(value, '^[ \\\\t\\\\n\\\\r]*[{{]'))"
 
 

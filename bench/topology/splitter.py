@@ -37,6 +37,7 @@ def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
     """
     parsed = (
         df.where(input_only(config.topic))
+        .selectExpr("*", splitter_sql.prelude)
         .select(
             (F.col("partition") % F.lit(config.splitters)).cast("int").alias("splitter"),
             "partition",
@@ -72,6 +73,7 @@ def dead_letters(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFra
     """
     return (
         df.where(F.col("topic") == F.lit(config.topic))
+        .selectExpr("*", splitter_sql.prelude)
         .where(F.expr(splitter_sql.tuples).isNull())
         .select(
             "partition", "offset", "kafka_ts",

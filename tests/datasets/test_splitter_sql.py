@@ -75,7 +75,8 @@ def test_extract_agrees_with_splitter_sql(spark, user_files):
             values += [r.value.decode() for r in ds.records() if b'"tailnum":null' in r.value][:5]
         values += GENERIC_BAD + SPECIFIC_BAD.get(ds.name, [])
         sql = ds.splitter_sql
-        df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, value string")
+        df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, value string").selectExpr(
+            "*", sql.prelude)
         rows = df.selectExpr("i", f"{sql.tuples} AS tuples", f"{sql.error} AS error").orderBy("i").collect()
         assert len(rows) == len(values)
         for row in rows:
@@ -89,7 +90,7 @@ def test_extract_agrees_with_splitter_sql(spark, user_files):
 
 def test_sql_types(spark):
     ds = get_dataset("WIKIPEDIA_CLICKSTREAM")
-    df = spark.createDataFrame([('{"curr":"A","n":7}',)], "value string")
+    df = spark.createDataFrame([('{"curr":"A","n":7}',)], "value string").selectExpr("*", ds.splitter_sql.prelude)
     out = df.selectExpr(f"{ds.splitter_sql.tuples} AS tuples", f"{ds.splitter_sql.error} AS error")
     assert out.schema["tuples"].dataType.simpleString() == "array<struct<key:string,count:bigint>>"
     assert out.schema["error"].dataType.simpleString() == "string"
