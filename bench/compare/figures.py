@@ -157,33 +157,29 @@ def _is_latency(column: str) -> bool:
 def throughput_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | None:
     """Every `throughput*` and `*_per_s` column of the metrics over time (per second), one panel each."""
     m = _with_labels(metrics, labels)
-    columns = _numeric_columns(m, _is_throughput)
-    if not columns:
-        return None
-    fig = Figure(figsize=(_SIZE[0], _SIZE[1] * len(columns)), layout="constrained")
-    axes = np.atleast_1d(fig.subplots(len(columns), 1, squeeze=False)[:, 0])
     simulated = set(m["mode"].dropna()) == {"simulate"}
-    for ax, column in zip(axes, columns):
-        _timeseries(ax, m, column, colours(labels))
-        title = f"{metric_name(column)} over time"
-        if simulated:
-            title += "\n(simulate: the virtual clock's replay rate, not a measured speed)"
-        _finish(fig, ax, title, metric_name(column))
-        ax.set_ylim(bottom=0)
-    return fig
+    note = "\n(simulate: the virtual clock's replay rate, not a measured speed)" if simulated else ""
+    return _panels_over_time(m, labels, _is_throughput, note=note, from_zero=True)
 
 
 def latency_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | None:
     """Every `latency*` column of the metrics over time (ms), one panel each; None when no run has latency."""
-    m = _with_labels(metrics, labels)
-    columns = _numeric_columns(m, _is_latency)
+    return _panels_over_time(_with_labels(metrics, labels), labels, _is_latency)
+
+
+def _panels_over_time(m: pd.DataFrame, labels: pd.Series, wanted, *, note: str = "",
+                      from_zero: bool = False) -> Figure | None:
+    """One panel per numeric column of `m` that `wanted(column)` accepts; None when there is none."""
+    columns = _numeric_columns(m, wanted)
     if not columns:
         return None
     fig = Figure(figsize=(_SIZE[0], _SIZE[1] * len(columns)), layout="constrained")
     axes = np.atleast_1d(fig.subplots(len(columns), 1, squeeze=False)[:, 0])
     for ax, column in zip(axes, columns):
         _timeseries(ax, m, column, colours(labels))
-        _finish(fig, ax, f"{metric_name(column)} over time", metric_name(column))
+        _finish(fig, ax, f"{metric_name(column)} over time{note}", metric_name(column))
+        if from_zero:
+            ax.set_ylim(bottom=0)
     return fig
 
 
