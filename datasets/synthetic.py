@@ -21,7 +21,23 @@ def _draw_ranks(rng: np.random.Generator, cdf: np.ndarray, size: int) -> np.ndar
     return np.minimum(r, len(cdf) - 1)  # cdf[-1] may round below 1.0
 
 
-class Zipf(KeyIndexDataset):
+class _ZipfRanks:
+    """Key probabilities of a Zipf law with exponent `self.s` over `self.n_keys` ranks."""
+
+    s: float
+    n_keys: int
+
+    @cached_property
+    def probabilities(self) -> np.ndarray:
+        """Intended probability of each key (index = rank - 1)."""
+        return zipf_probabilities(self.s, self.n_keys)
+
+    @cached_property
+    def _cdf(self) -> np.ndarray:
+        return np.cumsum(self.probabilities)
+
+
+class Zipf(_ZipfRanks, KeyIndexDataset):
     name = "ZIPF"
     key_field = "key"
     origin = "generated (numpy PCG64, inverse-CDF sampling of a finite Zipf law)"
@@ -39,15 +55,6 @@ class Zipf(KeyIndexDataset):
         self.documented_records = self.length
         self.description = f"{self.length:,} records, Zipf exponent s={self.s:g} over {self.n_keys:,} keys"
 
-    @cached_property
-    def probabilities(self) -> np.ndarray:
-        """Intended probability of each key (index = rank - 1)."""
-        return zipf_probabilities(self.s, self.n_keys)
-
-    @cached_property
-    def _cdf(self) -> np.ndarray:
-        return np.cumsum(self.probabilities)
-
     def _chunk(self, c: int, size: int) -> np.ndarray:
         return _draw_ranks(chunk_rng(self.seed, c), self._cdf, size)
 
@@ -63,7 +70,7 @@ class Zipf(KeyIndexDataset):
         }
 
 
-class HotKeyShift(KeyIndexDataset):
+class HotKeyShift(_ZipfRanks, KeyIndexDataset):
     """A Zipf stream whose rank -> key mapping is re-drawn at given event times, so the hot keys
     change (for adaptive groupings). Record i has the virtual event time
     ``t0_ms + 1000*(i//rate) + (1000*(i%rate))//rate`` (the golden stream's clock); phase p starts at
@@ -112,14 +119,6 @@ class HotKeyShift(KeyIndexDataset):
             f"{self.length:,} records at {self.rate:,}/s (virtual), Zipf s={self.s:g} over {self.n_keys:,} keys, "
             f"hot keys re-drawn at t = {', '.join(f'{x:g}' for x in self.shift_at_s) or '(never)'} s"
         )
-
-    @cached_property
-    def probabilities(self) -> np.ndarray:
-        return zipf_probabilities(self.s, self.n_keys)
-
-    @cached_property
-    def _cdf(self) -> np.ndarray:
-        return np.cumsum(self.probabilities)
 
     @cached_property
     def permutations(self) -> np.ndarray:
