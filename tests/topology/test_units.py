@@ -11,7 +11,7 @@ import pytest
 
 from bench.run import RunError, RunOptions, committed_offsets, consumed, default_topic, prepare
 from bench.topology.config import TopologyConfig
-from bench.topology.grouping_stage import clock_ms, route_batch, timestamps_ms
+from bench.topology.grouping_stage import clock_ms, pack, route_batch, timestamps_ms, unpack
 from bench.topology.session import ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
 from bench.topology.worker import sleeps_for
@@ -23,8 +23,8 @@ def rows(n: int, seed: int = 0) -> pd.DataFrame:
     return pd.DataFrame({
         "partition": np.zeros(n, dtype=np.int32), "offset": np.arange(n, dtype=np.int64),
         "idx": np.zeros(n, dtype=np.int32),
-        "event_ts": pd.to_datetime(1_700_000_000_000 + 37 * np.arange(n), unit="ms", utc=True),
-        "splitter": np.zeros(n, dtype=np.int32), "key": keys, "count": np.ones(n, dtype=np.int64),
+        "event_ms": 1_700_000_000_000 + 37 * np.arange(n, dtype=np.int64),
+        "key": keys, "count": np.ones(n, dtype=np.int64),
     })
 
 
@@ -33,17 +33,38 @@ def test_route_batch_equals_sequential_choose_whatever_the_batches_and_row_order
     from groupings import create_grouping
 
     data = rows(3000)
-    ts = timestamps_ms(data["event_ts"])
+    ts = data["event_ms"].to_numpy()
     reference = create_grouping(grouping, 5, start_ms=int(ts[0]))
     expected = [reference.choose(k, int(t)) for k, t in zip(data["key"], ts)]
 
     state, got = None, []
     for chunk in np.array_split(np.arange(len(data)), [700, 701, 2000]):
         shuffled = data.iloc[chunk].sample(frac=1.0, random_state=1)  # a shuffle does not keep order
-        out, state = route_batch(state, shuffled, grouping=grouping, workers=5, params={}, clock="kafka")
+        out, state = route_batch(state, shuffled, splitter=0, grouping=grouping, workers=5, params={},
+                                 clock="kafka")
         got.extend(out["worker"].tolist())
     assert got == expected
     assert state[2] == len(data)
+    assert timestamps_ms(out["event_ts"]).tolist() == sorted(ts[chunk].tolist())
+
+
+def test_pack_then_unpack_gives_back_every_tuple_of_every_splitter_and_partition():
+    import pyarrow as pa
+
+    data = rows(1000)
+    data["partition"] = np.arange(1000, dtype=np.int32) % 3
+    data["splitter"] = (data["partition"] % 2).astype(np.int32)
+    tuples = data.assign(event_ts=pd.to_datetime(data["event_ms"], unit="ms", utc=True)).drop(columns="event_ms")
+    batches = pa.Table.from_pandas(tuples, preserve_index=False).to_batches(max_chunksize=128)
+
+    packed = pa.Table.from_batches(list(pack(iter(batches)))).to_pandas()
+    assert sorted(zip(packed["splitter"], packed["partition"])) == [(0, 0), (0, 2), (1, 1)]
+    for splitter, group in packed.groupby("splitter"):
+        got = unpack(group).sort_values(["partition", "offset"], ignore_index=True)
+        want = data[data["splitter"] == splitter].drop(columns="splitter").sort_values(["partition", "offset"],
+                                                                                       ignore_index=True)
+        pd.testing.assert_frame_equal(got[want.columns], want, check_dtype=False)
+    assert list(pack(iter([]))) == []
 
 
 def test_kafka_clock_is_monotone_and_resumes_from_state():
