@@ -16,6 +16,7 @@ import os
 import platform
 import subprocess
 import sys
+import time
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -82,8 +83,10 @@ def main(argv: list[str] | None = None) -> int:
         if module is None:
             print(f"\n== {name} == (skipped: bench/perf/{name}.py does not exist yet)")
             continue
+        section_started = time.monotonic()
         section_rows = module.run()
         print_table(name, section_rows)
+        print(f"({name}: {time.monotonic() - section_started:.0f} s)")
         rows += section_rows
         ran.append(name)
 
