@@ -45,8 +45,8 @@ TOPIC_RECORDS = 2_000_000
 PARTITIONS = 10
 BATCH = 200_000
 COST_WORKERS = 10
-COST_BATCH_S = 15.0  # work per micro-batch under cost, at the bound
-COST_BATCHES = 3  # micro-batches per grouping under cost: the first pays start-up, 2 are measured
+COST_BATCH_S = 20.0  # work per micro-batch under cost, at the bound
+COST_BATCHES = 4  # micro-batches per grouping under cost: the first pays start-up, 3 are measured
 AGGREGATORS = min(10, os.cpu_count() or 2)
 DATASET = "COUNTRY_SKEW_R80"
 

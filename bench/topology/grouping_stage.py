@@ -9,9 +9,9 @@ very grouping objects it had (DYNAMIC_KEY's KeySpace, loads and check times incl
 Packed input: pyspark 4.2 hands transformWithStateInPandas its input row by row (it builds a
 pandas frame from Python tuples), which cost about two thirds of the stage's Python time. So the
 splitter's task first packs its tuples, with `mapInArrow` (`pack`), into one row of arrays per
-(splitter, Kafka partition); the processor unpacks them with numpy (`unpack`). The event-time
-column is re-declared on the processor's output (`eventTimeColumnName`), so the watermark still
-reaches the window stages.
+(splitter, Kafka partition) of each Arrow batch; the processor unpacks them with numpy
+(`unpack`). The event-time column is re-declared on the processor's output
+(`eventTimeColumnName`), so the watermark still reaches the window stages.
 
 Order: a shuffle does not promise order, so the rows are sorted by (partition, offset, idx)
 inside the stage. Clock (`--grouping-clock`):
@@ -69,21 +69,21 @@ def timestamps_ms(series: pd.Series) -> np.ndarray:
 
 
 def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-    """`mapInArrow` function: the tuples of one task -> one PACKED_SCHEMA row per (splitter, partition).
+    """`mapInArrow` function: tuples -> PACKED_SCHEMA rows, one per (splitter, partition) of each
+    Arrow batch (at most `spark.sql.execution.arrow.maxRecordsPerBatch` tuples, so rows stay small).
 
     Input columns: `splitter, partition, offset, idx, event_ts, key, count` (`splitter.split`).
     Order inside the arrays is not relied on: `route_batch` sorts.
     """
-    batches = [batch for batch in batches if batch.num_rows]
-    if not batches:
-        return
-    table = pa.Table.from_batches(batches)
-    # Kafka timestamps are whole milliseconds; Spark sends microseconds.
-    event_ms = pc.cast(pc.cast(table["event_ts"], pa.timestamp("ms", tz="UTC"), safe=False), pa.int64())
-    table = table.append_column("event_ms", event_ms)
-    packed = table.group_by(["splitter", "partition"], use_threads=False).aggregate(
-        [(name, "list") for name in PACKED_COLUMNS])
-    yield from packed.select([field.name for field in PACKED_SCHEMA]).to_batches()
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        table = pa.Table.from_batches([batch])
+        # Kafka timestamps are whole milliseconds; Spark sends microseconds.
+        event_ms = pc.cast(pc.cast(table["event_ts"], pa.timestamp("ms", tz="UTC"), safe=False), pa.int64())
+        packed = table.append_column("event_ms", event_ms).group_by(["splitter", "partition"], use_threads=False)
+        packed = packed.aggregate([(name, "list") for name in PACKED_COLUMNS])
+        yield from packed.select([field.name for field in PACKED_SCHEMA]).to_batches()
 
 
 def unpack(packed: pd.DataFrame) -> pd.DataFrame:

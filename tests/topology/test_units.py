@@ -58,7 +58,8 @@ def test_pack_then_unpack_gives_back_every_tuple_of_every_splitter_and_partition
     batches = pa.Table.from_pandas(tuples, preserve_index=False).to_batches(max_chunksize=128)
 
     packed = pa.Table.from_batches(list(pack(iter(batches)))).to_pandas()
-    assert sorted(zip(packed["splitter"], packed["partition"])) == [(0, 0), (0, 2), (1, 1)]
+    assert sorted(set(zip(packed["splitter"], packed["partition"]))) == [(0, 0), (0, 2), (1, 1)]
+    assert packed["offset_list"].map(len).max() <= 128  # one row per (splitter, partition) and Arrow batch
     for splitter, group in packed.groupby("splitter"):
         got = unpack(group).sort_values(["partition", "offset"], ignore_index=True)
         want = data[data["splitter"] == splitter].drop(columns="splitter").sort_values(["partition", "offset"],
