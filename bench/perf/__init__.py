@@ -3,7 +3,7 @@
 Section contract (how to add one, e.g. `producer.py`):
 
 - A section is a module `bench/perf/<name>.py` whose name is listed in
-  `bench.perf.__main__.SECTIONS`; the runner skips a listed name whose module does not exist yet.
+  `bench.perf.__main__.SECTIONS`.
 - It exposes `run() -> list[Row]` (`bench.perf._harness.Row`): one row per measured case, with the
   median rate over repetitions (`median_rate`), its unit, a baseline measured in the same run, the
   ratio to it, and the target (None when there is none). `run()` prepares its own inputs, keeps

@@ -1,6 +1,6 @@
 """Runner of `make perf`: `python -m bench.perf [--only NAME ...] [--no-save]`.
 
-Runs every section listed in `SECTIONS` whose module exists (see `bench.perf` for the contract),
+Runs every section listed in `SECTIONS` (see `bench.perf` for the contract),
 prints each section's table and writes all rows with the machine's description to
 `results/perf/<UTC timestamp>.json`.
 """
@@ -54,17 +54,6 @@ def machine_info() -> dict[str, Any]:
     return info
 
 
-def load_section(name: str) -> Any | None:
-    """The section module, or None when `bench/perf/<name>.py` does not exist yet."""
-    module_name = f"bench.perf.{name}"
-    try:
-        return importlib.import_module(module_name)
-    except ModuleNotFoundError as error:
-        if error.name == module_name:
-            return None
-        raise  # the section exists but one of its imports is missing: say so
-
-
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.perf", description=__doc__.split("\n")[0]
@@ -79,10 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     rows: list[Row] = []
     ran: list[str] = []
     for name in args.only or SECTIONS:
-        module = load_section(name)
-        if module is None:
-            print(f"\n== {name} == (skipped: bench/perf/{name}.py does not exist yet)")
-            continue
+        module = importlib.import_module(f"bench.perf.{name}")
         section_started = time.monotonic()
         section_rows = module.run()
         print_table(name, section_rows)
