@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 
 from bench.results.record import RESULTS_DIR, RunRecord, check_run_id, new_run_id
-from bench.topology.config import TopologyConfig
+from bench.topology.config import TOPOLOGY_KNOBS, TopologyConfig
 
 
 class RunError(RuntimeError):
@@ -37,12 +37,12 @@ class RunOptions:
     dataset: str
     dataset_params: dict = field(default_factory=dict)
     grouping_params: dict = field(default_factory=dict)
-    workers: int = 10
-    splitters: int = 10
-    aggregators: int = 10
+    workers: int = TopologyConfig.workers
+    splitters: int = TopologyConfig.splitters
+    aggregators: int = TopologyConfig.aggregators
     partitions: int | None = None
-    cost_ms: float = 1.0
-    cost_every: int = 1
+    cost_ms: float = TopologyConfig.cost_ms
+    cost_every: int = TopologyConfig.cost_every
     rate: float | None = None
     limit: int | None = None
     run_id: str | None = None
@@ -61,12 +61,12 @@ class RunOptions:
     experiment_id: str | None = None
     """Groups repetitions and the runs of one run-all in the run records (default: the run id)."""
     observer_tick_s: float = 10.0
-    worker_window_s: int = 15
-    aggregator_window_s: int = 60
-    watermark_delay_s: int = 10
-    max_offsets_per_trigger: int | None = None
-    trigger_s: float = 1.0
-    grouping_clock: str = "kafka"
+    worker_window_s: int = TopologyConfig.worker_window_s
+    aggregator_window_s: int = TopologyConfig.aggregator_window_s
+    watermark_delay_s: int = TopologyConfig.watermark_delay_s
+    max_offsets_per_trigger: int | None = TopologyConfig.max_offsets_per_trigger
+    trigger_s: float = TopologyConfig.trigger_s
+    grouping_clock: str = TopologyConfig.grouping_clock
     timeout_s: float = 1800.0
     results_dir: Path | None = None
     checkpoint_root: Path | None = None
@@ -161,11 +161,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
         run_id=run_id, grouping=grouping, dataset=dataset.name, topic=topic, bootstrap_servers=bootstrap,
         checkpoint_dir=checkpoint_dir,
         results_dir=results_dir, grouping_params=dict(options.grouping_params),
-        dataset_params=dict(options.dataset_params), workers=options.workers, splitters=options.splitters,
-        aggregators=options.aggregators, cost_ms=options.cost_ms, cost_every=options.cost_every,
-        worker_window_s=options.worker_window_s, aggregator_window_s=options.aggregator_window_s,
-        watermark_delay_s=options.watermark_delay_s, max_offsets_per_trigger=options.max_offsets_per_trigger,
-        trigger_s=options.trigger_s, grouping_clock=options.grouping_clock,
+        dataset_params=dict(options.dataset_params), **{knob: getattr(options, knob) for knob in TOPOLOGY_KNOBS},
     )
     try:
         config.validate()

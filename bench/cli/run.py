@@ -7,18 +7,23 @@ import sys
 from pathlib import Path
 
 from bench.cli.simulate import parse_assignments
+from bench.topology.config import GROUPING_CLOCKS, TopologyConfig
 
 
 def _common(p) -> None:
     p.add_argument("--dataset", default="NYC_FLIGHTS", help="dataset name (python -m datasets list); default NYC_FLIGHTS")
     p.add_argument("--dataset-param", action="append", metavar="K=V", help="dataset parameter, repeatable")
     p.add_argument("--param", action="append", metavar="K=V", help="grouping parameter, repeatable")
-    p.add_argument("--workers", type=int, default=10, help="worker tasks W (default 10)")
-    p.add_argument("--splitters", type=int, default=10, help="splitter instances S = grouping instances (default 10)")
+    p.add_argument("--workers", type=int, default=TopologyConfig.workers, help="worker tasks W (default %(default)s)")
+    p.add_argument("--splitters", type=int, default=TopologyConfig.splitters,
+                   help="splitter instances S = grouping instances (default %(default)s)")
     p.add_argument("--partitions", type=int, help="input topic partitions P (default S)")
-    p.add_argument("--aggregators", type=int, default=10, help="aggregator partitions A (default 10)")
-    p.add_argument("--cost-ms", type=float, default=1.0, help="simulated processing cost per tuple, ms (default 1)")
-    p.add_argument("--cost-every", type=int, default=1, help="sleep --cost-ms once every K tuples (reference xK; default 1)")
+    p.add_argument("--aggregators", type=int, default=TopologyConfig.aggregators,
+                   help="aggregator partitions A (default %(default)s)")
+    p.add_argument("--cost-ms", type=float, default=TopologyConfig.cost_ms,
+                   help="simulated processing cost per tuple, ms (default %(default)s)")
+    p.add_argument("--cost-every", type=int, default=TopologyConfig.cost_every,
+                   help="sleep --cost-ms once every K tuples (reference xK; default %(default)s)")
     p.add_argument("--rate", type=float, default=500.0,
                    help="replay rate, records/s (default 500; 0 = as fast as possible). With the default Kafka clock "
                         "the rate sets the time span the groupings see")
@@ -37,12 +42,16 @@ def _common(p) -> None:
     p.add_argument("--repeat", type=int, default=1, help="repetitions under one experiment id (default 1)")
     p.add_argument("--experiment-id", help="groups the runs in the records (default: the run id prefix)")
     p.add_argument("--observer-tick-s", type=float, default=10.0, help="observer tick, s (default 10)")
-    p.add_argument("--worker-window-s", type=int, default=15, help="worker tumbling window, s (default 15)")
-    p.add_argument("--aggregator-window-s", type=int, default=60, help="aggregator tumbling window, s (default 60)")
-    p.add_argument("--watermark-delay-s", type=int, default=10, help="event-time watermark delay, s (default 10)")
+    p.add_argument("--worker-window-s", type=int, default=TopologyConfig.worker_window_s,
+                   help="worker tumbling window, s (default %(default)s)")
+    p.add_argument("--aggregator-window-s", type=int, default=TopologyConfig.aggregator_window_s,
+                   help="aggregator tumbling window, s (default %(default)s)")
+    p.add_argument("--watermark-delay-s", type=int, default=TopologyConfig.watermark_delay_s,
+                   help="event-time watermark delay, s (default %(default)s)")
     p.add_argument("--max-offsets-per-trigger", type=int, help="Kafka records per micro-batch at most")
-    p.add_argument("--trigger-s", type=float, default=1.0, help="micro-batch trigger interval, s (default 1)")
-    p.add_argument("--grouping-clock", choices=("kafka", "processing"), default="kafka",
+    p.add_argument("--trigger-s", type=float, default=TopologyConfig.trigger_s,
+                   help="micro-batch trigger interval, s (default %(default)s)")
+    p.add_argument("--grouping-clock", choices=GROUPING_CLOCKS, default=TopologyConfig.grouping_clock,
                    help="grouping clock: the tuple's Kafka timestamp (default) or wall time at the splitter")
     p.add_argument("--timeout-s", type=float, default=1800.0, help="give up after this long (default 1800)")
     p.add_argument("--results-dir", type=Path, help="results folder (default results/)")

@@ -11,6 +11,12 @@ from pathlib import Path
 
 GROUPING_CLOCKS = ("kafka", "processing")
 
+TOPOLOGY_KNOBS = ("workers", "splitters", "aggregators", "cost_ms", "cost_every", "worker_window_s",
+                  "aggregator_window_s", "watermark_delay_s", "max_offsets_per_trigger", "trigger_s",
+                  "grouping_clock")
+"""The fields a user sets per run (`bench.run.RunOptions` carries them under the same names and
+takes its defaults from here); the other fields are derived when the run starts."""
+
 
 @dataclass(frozen=True)
 class TopologyConfig:
