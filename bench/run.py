@@ -409,14 +409,11 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     if replay_summary is not None and replay_summary.key_distribution:
         kd = replay_summary.key_distribution
         expected = (kd.get("weighted") or {}).get("total", kd.get("tuples"))
-    tasks_ok = all(len({t for w2, t in b["tasks"] if w2 == w}) <= 1
-                   for b in batches for w in {w for w, _ in b["tasks"]})
     checks = {
         "aggregated_equals_split": exact["total_count"] == split_weight,
         "aggregated_equals_produced": None if expected is None else exact["total_count"] == expected,
         "observer_equals_aggregated": int(sum(observer.loads())) == exact["total_count"],
         "no_rows_dropped_by_watermark": (last.get("dropped_by_watermark") or 0) == 0,
-        "one_task_per_worker_per_batch": tasks_ok,
     }
     return {
         "status": status,

@@ -142,9 +142,11 @@ def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
 
 @pytest.fixture(scope="session")
 def live_run(stack, spark, tmp_path_factory) -> dict:
-    """summary.json of a run that replays its own topic while consuming it (so it has latency)."""
+    """summary.json of a run that replays its own topic while consuming it (so it has latency), with
+    1 ms of simulated cost per tuple (the worker stage's Python path; about 0.3 s of sleep per worker)."""
     from bench.run import prepare, run_stream
 
     options = e2e_options(stack, tmp_path_factory.mktemp("live"), None, "DYNAMIC_KEY",
-                          f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS)
+                          f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS,
+                          cost_ms=1.0)
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)

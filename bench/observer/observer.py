@@ -2,7 +2,7 @@
 
 Inputs, both de-duplicated by batch id (a batch re-run after a restart replaces, never adds):
 - each batch's progress (`listener.ProgressListener`): the observed metrics `workers` (per-worker
-  weighted and tuple counts, distinct key-worker pairs, the task of each worker) and `splitter`
+  weighted and tuple counts, distinct key-worker pairs) and `splitter`
   (records, malformed, tuples), and Spark's own figures (rows/s, batch duration, state rows and
   memory, rows dropped by the watermark);
 - each batch's final aggregates (`bench.topology.sink.AggregateSink`): totals per (window, key),
@@ -72,7 +72,6 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "loads": [int(wk.get(f"load_{w}") or 0) for w in range(workers)],
         "tuples": [int(wk.get(f"tuples_{w}") or 0) for w in range(workers)],
         "pairs": sorted({(p["key"], int(p["worker"])) for p in wk.get("pairs") or []}),
-        "tasks": sorted({(int(t["worker"]), int(t["task"])) for t in wk.get("tasks") or []}),
         "records": int(sp.get("records") or 0),
         "malformed": int(sp.get("malformed") or 0),
         "split_tuples": int(sp.get("tuples") or 0),
@@ -123,7 +122,6 @@ class Observer:
                 if line.strip():
                     fig = json.loads(line)
                     fig["pairs"] = [tuple(p) for p in fig["pairs"]]
-                    fig["tasks"] = [tuple(t) for t in fig["tasks"]]
                     self.batches[fig["batch_id"]] = fig
         aggregates = read_batches(self.folder / "aggregates")
         if len(aggregates):

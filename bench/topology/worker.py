@@ -1,12 +1,13 @@
 """Storm's WorkerBolt ×W: `repartitionById(W, worker)`, simulated cost, per-window partial counts.
 
 `repartitionById` puts the tuples of worker w in Spark partition w, so worker w is exactly one
-Spark task per batch. The cost runs in that task, as a vectorised pandas UDF (`worker_task`), not
-in `mapInPandas`: a UDF column keeps the other columns' attributes, and with them the event-time
-watermark that the windowed stages after it need (mapInPandas drops it, and re-declaring a
-watermark after a stateful stage is refused: see docs/topology.md). The UDF checks that every row
-it sees belongs to its own partition, and returns the task's attempt id, which the observed
-metrics `workers` report per batch.
+Spark task per batch. Every row passes a filter evaluated in that task (`in_worker_task`): it fails
+the query with `WorkerPlacementError` if a row of another worker reaches the task
+(`spark_partition_id() != worker`), and, with a cost to simulate, calls a vectorised pandas UDF that
+sleeps for it. Without cost (`--cost-ms 0`) the stage stays in the JVM: there is nothing for Python
+to do. The cost is a filter condition, not `mapInPandas`: a filter keeps the columns' attributes,
+and with them the event-time watermark that the windowed stages after it need (mapInPandas drops
+it, and re-declaring a watermark after a stateful stage is refused: see docs/topology.md).
 
 The worker window (reference: 15 s tumbling window, `key -> sum`) is an event-time window keyed by
 `(window, worker, key)`; its partial aggregation runs in the same worker task.
@@ -17,14 +18,19 @@ from __future__ import annotations
 import time
 
 import pandas as pd
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 WORKER_METRICS = "workers"
-"""Observed metrics of this stage, per batch: rows, per-worker loads, key-worker pairs, tasks."""
+"""Observed metrics of this stage, per batch: rows, per-worker loads and tuples, key-worker pairs."""
 
 _carry: dict[int, int] = {}
 """Per task attempt: tuples since the last sleep, for --cost-every K > 1."""
+
+
+class WorkerPlacementError(RuntimeError):
+    """A tuple reached a task other than its worker's: the one-task-per-worker guarantee broke.
+    Raised in the JVM as a Spark error whose message starts with this class's name."""
 
 
 def sleeps_for(tuples: int, carry: int, every: int) -> tuple[int, int]:
@@ -47,25 +53,32 @@ def simulate_cost(tuples: int, cost_ms: float, every: int, task_id: int) -> floa
     return seconds
 
 
-class WorkerPlacementError(RuntimeError):
-    """A tuple reached a task other than its worker's: the one-task-per-worker guarantee broke."""
+def make_cost_udf(cost_ms: float, cost_every: int):
+    """A pandas UDF `worker -> true` that sleeps the simulated cost of its chunk of tuples."""
 
-
-def make_worker_udf(cost_ms: float, cost_every: int):
-    @F.pandas_udf("long")
-    def worker_task(worker: pd.Series) -> pd.Series:
+    @F.pandas_udf("boolean")
+    def simulated_cost(worker: pd.Series) -> pd.Series:
         from pyspark import TaskContext
 
-        ctx = TaskContext.get()
-        partition = ctx.partitionId()
-        wrong = worker[worker != partition]
-        if len(wrong):
-            raise WorkerPlacementError(f"task of partition {partition} received worker {int(wrong.iloc[0])}")
-        simulate_cost(len(worker), cost_ms, cost_every, ctx.taskAttemptId())
-        return pd.Series([ctx.taskAttemptId()] * len(worker), dtype="int64")
+        simulate_cost(len(worker), cost_ms, cost_every, TaskContext.get().taskAttemptId())
+        return pd.Series(True, index=worker.index, dtype=bool)
 
     # Non-deterministic: the optimizer must neither drop nor duplicate the call (it sleeps).
-    return worker_task.asNondeterministic()
+    return simulated_cost.asNondeterministic()
+
+
+def in_worker_task(cost_ms: float, cost_every: int) -> Column:
+    """The worker task's filter condition: true on every row, after the placement check and the cost.
+
+    `spark_partition_id()` is non-deterministic, so the optimizer keeps the filter above the
+    `repartitionById` exchange, in the worker's task.
+    """
+    placed = F.when(F.spark_partition_id() == F.col("worker"), F.lit(True)).otherwise(F.raise_error(
+        F.format_string(f"{WorkerPlacementError.__name__}: task of partition %d received worker %d",
+                        F.spark_partition_id(), F.col("worker"))))
+    if cost_ms <= 0:
+        return placed
+    return placed & make_cost_udf(cost_ms, cost_every)(F.col("worker"))
 
 
 def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int) -> DataFrame:
@@ -75,7 +88,7 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
     One row per (worker window, worker, key), emitted once when the watermark passes the window.
     """
     placed = routed.repartitionById(workers, F.col("worker"))
-    worked = placed.withColumn("task", make_worker_udf(cost_ms, cost_every)(F.col("worker")))
+    worked = placed.where(in_worker_task(cost_ms, cost_every))
     observed = worked.observe(
         WORKER_METRICS,
         F.count(F.lit(1)).alias("rows"),
@@ -83,7 +96,6 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
           for w in range(workers)],
         *[F.count_if(F.col("worker") == w).alias(f"tuples_{w}") for w in range(workers)],
         F.collect_set(F.struct("worker", "key")).alias("pairs"),
-        F.collect_set(F.struct("worker", F.col("task").alias("task"))).alias("tasks"),
     )
     return observed.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
         F.sum("count").alias("count"),

@@ -16,8 +16,7 @@ from bench.observer.observer import Observer, batch_figures, exact_worker_figure
 def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0) -> dict:
     workers = {"rows": sum(loads), **{f"load_{w}": v for w, v in enumerate(loads)},
                **{f"tuples_{w}": v for w, v in enumerate(loads)},
-               "pairs": [{"worker": w, "key": k} for k, w in pairs],
-               "tasks": [{"worker": w, "task": 100 + w} for w, v in enumerate(loads) if v]}
+               "pairs": [{"worker": w, "key": k} for k, w in pairs]}
     return {"batchId": batch_id, "timestamp": f"2026-01-01T00:00:{batch_id:02d}.000Z", "numInputRows": records,
             "processedRowsPerSecond": 10.0, "durationMs": {"triggerExecution": 1500},
             "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "memoryUsedBytes": 10,
@@ -36,7 +35,7 @@ def test_weighted_quantile():
 def test_batch_figures_reads_observed_metrics():
     fig = batch_figures(progress(3, [4, 0, 1], [("a", 0), ("b", 2)], records=5), 3)
     assert fig["loads"] == [4, 0, 1] and fig["pairs"] == [("a", 0), ("b", 2)]
-    assert fig["tasks"] == [(0, 100), (2, 102)] and fig["records"] == 5 and fig["window_state_rows"] == 3
+    assert fig["records"] == 5 and fig["window_state_rows"] == 3
 
 
 def test_reference_figures_dedup_batches_and_resume(tmp_path):
