@@ -1,9 +1,9 @@
 """Orchestration of a streaming run: validate, stack, topic, replay, topology, end of input, record.
 
     validate everything (grouping, dataset, options, broker, topic)     before Spark starts
-    start the topology (main + dead-letter queries) and the observer
+    start the topology (one query), the dead-letter reader and the observer
     replay the dataset into the input topic (unless it already holds it)
-    wait until every input offset is processed
+    wait until every input offset is processed and its dead letters written
     write the end-of-input record to <run>.control (watermark past the last window)
     wait until the last worker and aggregator windows are closed and written
     final tick; run.json, summary.json, metrics.parquet; summary table
@@ -15,9 +15,6 @@ id, and the observer reloads what it had journalled.
 
 from __future__ import annotations
 
-import json
-import os
-import sys
 import time
 from dataclasses import dataclass, field, replace
 from datetime import datetime
@@ -205,25 +202,11 @@ def send_end_of_input(bootstrap: str, topic: str, timestamp_ms: int) -> None:
         raise RunError(f"could not write the end-of-input record to {topic}")
 
 
-def committed_offsets(progress: dict | None, topic: str) -> dict[int, int]:
-    """Offsets (next to read) of `topic` that the batch of `progress` processed up to."""
-    if not progress:
-        return {}
-    out: dict[int, int] = {}
-    for source in progress.get("sources") or []:
-        end = source.get("endOffset")
-        if isinstance(end, str):
-            try:
-                end = json.loads(end)
-            except ValueError:
-                continue
-        if isinstance(end, dict) and topic in end:
-            out.update({int(p): int(o) for p, o in end[topic].items()})
-    return out
-
-
 def consumed(progress: dict | None, topic: str, ends: dict[int, int]) -> bool:
-    got = committed_offsets(progress, topic)
+    """Whether the batch of `progress` read `topic` up to `ends` (next offset per partition)."""
+    from bench.topology.spout import batch_offsets
+
+    got = batch_offsets(progress, topic, "endOffset")
     return all(got.get(p, 0) >= end for p, end in ends.items() if end > 0)
 
 
@@ -246,6 +229,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     from bench.observer.listener import ProgressListener
     from bench.observer.observer import Observer
     from bench.topology import job
+    from bench.topology.dead_letters import DeadLetters
     from bench.topology.session import build_session
 
     o, config = prepared.options, prepared.config
@@ -291,7 +275,8 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     if own_session:
         log(f"starting Spark ({o.master}) ...")
         spark = build_session(o.master, config.aggregators)
-    listener = ProgressListener(observer.on_progress, job.main_query_name(config))
+    dead_letters = DeadLetters(spark, config, prepared.splitter_sql)
+    listener = ProgressListener((observer.on_progress, dead_letters.on_progress), job.main_query_name(config))
     spark.streams.addListener(listener)
     topology = None
     replay_summary = None
@@ -309,7 +294,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, observer, config, o, ends, log)
+        status = _drive(topology, dead_letters, observer, config, o, ends, log)
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -324,6 +309,9 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
                 status, error = "failed", f"{type(failure).__name__}: {failure}"
         _drain_listener(observer, config)
         spark.streams.removeListener(listener)
+        dead_letters.close()
+        if dead_letters.error is not None and error is None:
+            status, error = "failed", f"dead letters: {type(dead_letters.error).__name__}: {dead_letters.error}"
         observer.tick()
         if influx is not None:
             influx.close()
@@ -338,8 +326,10 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     return summary
 
 
-def _drive(topology, observer, config: TopologyConfig, o: RunOptions, ends: dict[int, int], log) -> str:
-    """Wait for: all input processed -> end-of-input record -> last windows closed."""
+def _drive(topology, dead_letters, observer, config: TopologyConfig, o: RunOptions, ends: dict[int, int],
+           log) -> str:
+    """Wait for: all input processed and its dead letters written -> end-of-input record -> last
+    windows closed."""
     deadline = time.monotonic() + o.timeout_s
     end_sent_at: int | None = None
     last_batch = -1
@@ -347,6 +337,8 @@ def _drive(topology, observer, config: TopologyConfig, o: RunOptions, ends: dict
     while True:
         if topology.exception() is not None:
             raise RunError(f"the query failed: {topology.exception()}")
+        if dead_letters.error is not None:
+            raise RunError(f"writing dead letters failed: {type(dead_letters.error).__name__}: {dead_letters.error}")
         if time.monotonic() > deadline:
             raise RunError(f"the run did not finish within --timeout-s {o.timeout_s:g}")
         progress = _last_progress(topology.main)
@@ -357,7 +349,7 @@ def _drive(topology, observer, config: TopologyConfig, o: RunOptions, ends: dict
         if o.stop_after_batches is not None and data_batches >= o.stop_after_batches:
             return "stopped"
         if end_sent_at is None:
-            if consumed(progress, config.topic, ends) and consumed(_last_progress(topology.dlq), config.topic, ends):
+            if consumed(progress, config.topic, ends) and dead_letters.covers(ends):
                 max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
                 if max_ts == 0 and any(ends.values()):
                     time.sleep(0.5)  # the listener has not delivered the batches yet

@@ -1,4 +1,5 @@
-"""A StreamingQueryListener that hands each micro-batch's progress, as a plain dict, to the observer.
+"""A StreamingQueryListener that hands each micro-batch's progress, as a plain dict, to the observer
+and to the dead-letter reader (`bench.topology.dead_letters`).
 
 Spark delivers `QueryProgressEvent`s asynchronously, after the batch committed, with the batch id
 and the observed metrics of every `DataFrame.observe` in the query (exact per batch). The
@@ -21,10 +22,11 @@ def progress_dict(progress) -> dict:
 
 
 class ProgressListener(StreamingQueryListener):
-    """Forwards the progress of the query with id `query_id` (all queries if None) to `sink(dict)`."""
+    """Forwards the progress of the query named `query_name` (all queries if None) to each of
+    `sinks` (callables taking the progress dict), in order."""
 
-    def __init__(self, sink, query_name: str | None = None):
-        self.sink = sink
+    def __init__(self, sinks, query_name: str | None = None):
+        self.sinks = tuple(sinks)
         self.query_name = query_name
 
     def onQueryStarted(self, event) -> None:
@@ -34,9 +36,10 @@ class ProgressListener(StreamingQueryListener):
         try:
             progress = progress_dict(event.progress)
             if self.query_name is None or progress.get("name") == self.query_name:
-                self.sink(progress)
+                for sink in self.sinks:
+                    sink(progress)
         except Exception:  # a listener that raises is silently dropped by Spark: log instead
-            log.exception("observer could not handle a progress event")
+            log.exception("could not handle a progress event")
 
     def onQueryIdle(self, event) -> None:
         pass

@@ -1,11 +1,11 @@
-"""Assembles the topology into Spark queries and starts them.
+"""Assembles the topology into its Spark query and starts it.
 
-Two queries share the Kafka input:
-- `main`: spout -> splitter -> grouping -> workers -> aggregator -> foreachBatch sink
-  (`<run>.aggregates`, run record, observer). Its one checkpoint holds the Kafka offsets, the
-  grouping instances and the window states: a restart with the same run id resumes exactly.
-- `dlq`: spout -> malformed records -> `<run>.dlq` (stateless, its own checkpoint). Dead letters
-  are not on the main path, so the main query's single sink stays the aggregates.
+One query: spout -> splitter -> grouping -> workers -> aggregator -> foreachBatch sink
+(`<run>.aggregates`, run record, observer). Its one checkpoint holds the Kafka offsets, the
+grouping instances and the window states: a restart with the same run id resumes exactly. The
+splitter's malformed records are not on this path: `bench.topology.dead_letters` reads the few
+batches that have some once more and writes them to `<run>.dlq`, so the aggregates stay the
+query's single sink and the input topic is read once.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from pyspark.sql import DataFrame, SparkSession
 
 from bench.topology import aggregator, grouping_stage, spout, splitter, worker
 from bench.topology.config import TopologyConfig
-from bench.topology.sink import AggregateSink, DeadLetterSink
+from bench.topology.sink import AggregateSink
 
 
 def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> DataFrame:
@@ -29,31 +29,20 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     return aggregator.aggregate(partials, config.aggregator_window_s)
 
 
-def build_dead_letters(spark: SparkSession, config: TopologyConfig, splitter_sql) -> DataFrame:
-    return splitter.dead_letters(spout.read_kafka(spark, config, with_control=False), config, splitter_sql)
-
-
 @dataclass
 class RunningTopology:
     main: object  # StreamingQuery
-    dlq: object
-    sinks: tuple = ()
+    sink: AggregateSink
 
     def stop(self) -> None:
-        for q in (self.main, self.dlq):
-            try:
-                q.stop()
-            except Exception:
-                pass
-        for sink in self.sinks:
-            sink.close()
+        try:
+            self.main.stop()
+        except Exception:
+            pass
+        self.sink.close()
 
     def exception(self):
-        for q in (self.main, self.dlq):
-            e = q.exception()
-            if e is not None:
-                return e
-        return None
+        return self.main.exception()
 
 
 def main_query_name(config: TopologyConfig) -> str:
@@ -61,28 +50,18 @@ def main_query_name(config: TopologyConfig) -> str:
 
 
 def start(spark: SparkSession, config: TopologyConfig, splitter_sql, observer=None) -> RunningTopology:
-    """Start both queries (checkpoints under `config.checkpoint_dir`)."""
+    """Start the query (checkpoint `config.checkpoint_dir / "main"`)."""
     # Fixed per checkpoint at its first batch (a restart keeps the stored value): A partitions.
     spark.conf.set("spark.sql.shuffle.partitions", str(config.aggregators))
-    trigger = {"processingTime": f"{config.trigger_s} seconds"}
-    dlq_sink = DeadLetterSink(config.run_id, config.results_dir, config.bootstrap_servers, config.dlq_topic)
-    main_sink = AggregateSink(config.run_id, config.results_dir, config.bootstrap_servers, config.aggregates_topic,
-                              observer)
-    dlq = (
-        build_dead_letters(spark, config, splitter_sql).writeStream
-        .queryName(f"{config.run_id}-dlq")
-        .option("checkpointLocation", str(config.checkpoint_dir / "dlq"))
-        .foreachBatch(dlq_sink)
-        .trigger(**trigger)
-        .start()
-    )
+    sink = AggregateSink(config.run_id, config.results_dir, config.bootstrap_servers, config.aggregates_topic,
+                         observer)
     main = (
         build_main(spark, config, splitter_sql).writeStream
         .queryName(main_query_name(config))
         .outputMode("append")
         .option("checkpointLocation", str(config.checkpoint_dir / "main"))
-        .foreachBatch(main_sink)
-        .trigger(**trigger)
+        .foreachBatch(sink)
+        .trigger(processingTime=f"{config.trigger_s} seconds")
         .start()
     )
-    return RunningTopology(main=main, dlq=dlq, sinks=(main_sink, dlq_sink))
+    return RunningTopology(main=main, sink=sink)

@@ -5,7 +5,8 @@ the same offsets and the same state, hence the same rows. The sink writes Kafka 
 `results/<run>/aggregates/batch-<id>.parquet` atomically; a batch whose file exists is not written
 to Kafka again. A crash between the two leaves duplicate Kafka records, with equal key
 (`<window_start_ms>|<key>`) and value: readers take the last value per key (`read_aggregates`).
-The dead-letter query's sink follows the same protocol with `<run>.dlq` and `dlq/batch-<id>.parquet`.
+The dead-letter sink (called by `bench.topology.dead_letters`) follows the same protocol with
+`<run>.dlq` and `dlq/batch-<id>.parquet`.
 """
 
 from __future__ import annotations
@@ -115,7 +116,8 @@ class AggregateSink:
 
 
 class DeadLetterSink:
-    """`foreachBatch` callable of the dead-letter query: `<run>.dlq` (key `partition:offset`)."""
+    """Writes one batch's dead letters (`splitter.dead_letters` rows) to `<run>.dlq` (key
+    `partition:offset`), then `dlq/batch-<id>.parquet`; a batch whose file exists is skipped."""
 
     def __init__(self, run_id: str, results_dir: Path, bootstrap_servers: str, topic: str):
         self.run_id = run_id

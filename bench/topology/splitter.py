@@ -2,8 +2,9 @@
 
 Pure Spark SQL (the dataset's `splitter_sql` expressions; no per-row Python). Splitter instance
 s = Kafka partition mod S: with S = P (the reference: one spout partition per splitter) each
-instance reads exactly one partition. A record that does not parse yields no tuple here; the
-dead-letter query (`dead_letters`) sends it, with its reason, to `<run>.dlq`.
+instance reads exactly one partition. A record that does not parse yields no tuple here and is
+counted (`malformed`); `bench.topology.dead_letters` reads the batches that have some once more and
+sends each such record, with its reason (`dead_letters` below), to `<run>.dlq`.
 """
 
 from __future__ import annotations

@@ -9,32 +9,71 @@ so the four groupings of `run-all` read exactly the same records.
 
 from __future__ import annotations
 
+import json
+
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from bench.topology.config import TopologyConfig
 
+EARLIEST = -2
+"""Spark's Kafka offset JSON for "the partition's earliest offset"."""
 
-def read_kafka(spark: SparkSession, config: TopologyConfig, *, with_control: bool = True) -> DataFrame:
-    """Columns: `topic, partition, offset, kafka_ts (timestamp), value (string)`, with the event-time
-    watermark on `kafka_ts` (delay `watermark_delay_s`)."""
-    topics = [config.topic, config.control_topic] if with_control else [config.topic]
-    reader = (
-        spark.readStream.format("kafka")
-        .option("kafka.bootstrap.servers", config.bootstrap_servers)
-        .option("subscribe", ",".join(topics))
-        .option("startingOffsets", "earliest")
-        .option("failOnDataLoss", "true")
-    )
-    if config.max_offsets_per_trigger:
-        reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
-    df = reader.load().select(
+
+def _columns(df: DataFrame) -> DataFrame:
+    return df.select(
         "topic",
         "partition",
         "offset",
         F.col("timestamp").alias("kafka_ts"),
         F.col("value").cast("string").alias("value"),
     )
-    if with_control:
-        df = df.withWatermark("kafka_ts", f"{config.watermark_delay_s} seconds")
-    return df
+
+
+def read_kafka(spark: SparkSession, config: TopologyConfig) -> DataFrame:
+    """The streaming source of the input and control topics. Columns: `topic, partition, offset,
+    kafka_ts (timestamp), value (string)`, with the event-time watermark on `kafka_ts` (delay
+    `watermark_delay_s`)."""
+    reader = (
+        spark.readStream.format("kafka")
+        .option("kafka.bootstrap.servers", config.bootstrap_servers)
+        .option("subscribe", f"{config.topic},{config.control_topic}")
+        .option("startingOffsets", "earliest")
+        .option("failOnDataLoss", "true")
+    )
+    if config.max_offsets_per_trigger:
+        reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
+    return _columns(reader.load()).withWatermark("kafka_ts", f"{config.watermark_delay_s} seconds")
+
+
+def read_range(spark: SparkSession, config: TopologyConfig, start: dict[int, int], end: dict[int, int]) -> DataFrame:
+    """A batch read of the input topic's records from `start` to `end` (next offset to read, per
+    partition; a partition missing from `start` is read from its earliest offset). Columns as
+    `read_kafka`, no watermark. Raises (when the DataFrame is evaluated) if a record in the range
+    is gone from Kafka (`failOnDataLoss`)."""
+    topic = config.topic
+    return _columns(
+        spark.read.format("kafka")
+        .option("kafka.bootstrap.servers", config.bootstrap_servers)
+        .option("assign", json.dumps({topic: sorted(end)}))
+        .option("startingOffsets", json.dumps({topic: {str(p): start.get(p, EARLIEST) for p in end}}))
+        .option("endingOffsets", json.dumps({topic: {str(p): offset for p, offset in end.items()}}))
+        .option("failOnDataLoss", "true")
+        .load()
+    )
+
+
+def batch_offsets(progress: dict | None, topic: str, which: str = "endOffset") -> dict[int, int]:
+    """Offsets of `topic` in a micro-batch's progress dict: `which` = `startOffset` (where the batch
+    began reading; empty for the first batch of a checkpoint) or `endOffset` (next offset to read)."""
+    out: dict[int, int] = {}
+    for source in (progress or {}).get("sources") or []:
+        offsets = source.get(which)
+        if isinstance(offsets, str):
+            try:
+                offsets = json.loads(offsets)
+            except ValueError:
+                continue
+        if isinstance(offsets, dict) and topic in offsets:
+            out.update({int(p): int(o) for p, o in offsets[topic].items()})
+    return out

@@ -9,11 +9,12 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.run import RunError, RunOptions, committed_offsets, consumed, default_topic, prepare
+from bench.run import RunError, RunOptions, consumed, default_topic, prepare
 from bench.topology.config import TopologyConfig
 from bench.topology.grouping_stage import clock_ms, pack, route_batch, timestamps_ms, unpack
 from bench.topology.session import ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
+from bench.topology.spout import batch_offsets
 from bench.topology.worker import sleeps_for
 
 
@@ -100,9 +101,11 @@ def test_session_conf_sets_rocksdb_and_keeps_the_master():
     assert conf["spark.sql.shuffle.partitions"] == "7" and conf["spark.jars"] == "/x/a.jar"
 
 
-def test_committed_offsets_read_the_progress_json():
-    progress = {"sources": [{"endOffset": json.dumps({"in": {"0": 5, "1": 7}, "ctl": {"0": 1}})}]}
-    assert committed_offsets(progress, "in") == {0: 5, 1: 7}
+def test_batch_offsets_read_the_progress_json():
+    progress = {"sources": [{"startOffset": None,
+                             "endOffset": json.dumps({"in": {"0": 5, "1": 7}, "ctl": {"0": 1}})}]}
+    assert batch_offsets(progress, "in") == {0: 5, 1: 7} and batch_offsets(progress, "in", "startOffset") == {}
+    assert batch_offsets({"sources": [{"startOffset": {"in": {"0": 2}}}]}, "in", "startOffset") == {0: 2}
     assert consumed(progress, "in", {0: 5, 1: 7}) and not consumed(progress, "in", {0: 6, 1: 7})
     assert consumed(progress, "in", {0: 0, 1: 7, 2: 0})
 
