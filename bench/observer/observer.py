@@ -1,8 +1,9 @@
 """Storm's DistributionObserverBolt, on the driver: cumulative figures per tick, from exact inputs.
 
 Inputs, both de-duplicated by batch id (a batch re-run after a restart replaces, never adds):
-- each batch's progress (`listener.ProgressListener`): the observed metrics `workers` (per-worker
-  weighted and tuple counts, distinct key-worker pairs) and `splitter`
+- each batch's progress (`listener.ProgressListener`): the observed metrics `workers` (the rows
+  that reached the worker tasks, and the grouping stage's routing summaries: per-worker weighted and
+  tuple counts, distinct key-worker pairs) and `splitter`
   (records, malformed, tuples), and Spark's own figures (rows/s, batch duration, state rows and
   memory, rows dropped by the watermark);
 - each batch's final aggregates (`bench.topology.sink.AggregateSink`): totals per (window, key),
@@ -53,10 +54,24 @@ def _iso_ms(text: str) -> int:
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
+def routed_figures(summaries: list[dict], workers: int) -> tuple[list[int], list[int], list[tuple[str, int]]]:
+    """The per-batch loads, tuples (length W each) and sorted distinct (key, worker) pairs from the
+    grouping stage's routing summaries (one per splitter instance with tuples in the batch)."""
+    loads = np.zeros(workers, dtype=np.int64)
+    tuples = np.zeros(workers, dtype=np.int64)
+    pairs: set = set()
+    for summary in summaries:
+        loads += np.asarray(summary["routed_loads"], dtype=np.int64)
+        tuples += np.asarray(summary["routed_tuples"], dtype=np.int64)
+        pairs.update(zip(summary["routed_pair_keys"], map(int, summary["routed_pair_workers"])))
+    return loads.tolist(), tuples.tolist(), sorted(pairs)
+
+
 def batch_figures(progress: dict, workers: int) -> dict:
     """The per-batch facts the observer keeps from one progress dict."""
     observed = progress.get("observedMetrics") or {}
     wk = observed.get(WORKER_METRICS) or {}
+    loads, tuples, pairs = routed_figures(wk.get("routed") or [], workers)
     sp = observed.get(SPLITTER_METRICS) or {}
     ops = progress.get("stateOperators") or []
     start = _iso_ms(progress["timestamp"])
@@ -69,9 +84,9 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "input_rows": int(progress.get("numInputRows") or 0),
         "processed_rows_per_s": float(progress.get("processedRowsPerSecond") or 0.0),
         "rows": int(wk.get("rows") or 0),
-        "loads": [int(wk.get(f"load_{w}") or 0) for w in range(workers)],
-        "tuples": [int(wk.get(f"tuples_{w}") or 0) for w in range(workers)],
-        "pairs": sorted({(p["key"], int(p["worker"])) for p in wk.get("pairs") or []}),
+        "loads": loads,
+        "tuples": tuples,
+        "pairs": pairs,
         "records": int(sp.get("records") or 0),
         "malformed": int(sp.get("malformed") or 0),
         "split_tuples": int(sp.get("tuples") or 0),

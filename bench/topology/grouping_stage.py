@@ -46,12 +46,24 @@ PACKED_SCHEMA = T.StructType(
        zip(PACKED_COLUMNS, [T.LongType(), T.IntegerType(), T.LongType(), T.StringType(), T.LongType()])]
 )
 
+ROUTED_SCHEMA = T.StructType([
+    T.StructField("routed_loads", T.ArrayType(T.LongType())),
+    T.StructField("routed_tuples", T.ArrayType(T.LongType())),
+    T.StructField("routed_pair_workers", T.ArrayType(T.IntegerType())),
+    T.StructField("routed_pair_keys", T.ArrayType(T.StringType())),
+])
+"""What one splitter instance routed in one batch (`routing_summary`): weighted and tuple count per
+worker (length W), and its distinct (worker, key) pairs as two arrays of equal length. Set on the
+first output row of the batch, NULL on the others; the worker stage's observed metrics collect them
+(`bench.topology.worker`)."""
+
 OUTPUT_SCHEMA = T.StructType([
     T.StructField("event_ts", T.TimestampType()),
     T.StructField("splitter", T.IntegerType()),
     T.StructField("key", T.StringType()),
     T.StructField("count", T.LongType()),
     T.StructField("worker", T.IntegerType()),
+    *ROUTED_SCHEMA.fields,
 ])
 
 STATE_SCHEMA = T.StructType([
@@ -111,6 +123,18 @@ def clock_ms(event_ms: np.ndarray, last_ms: int | None, mode: str, wall_ms: int)
     return now
 
 
+def routing_summary(workers_of: np.ndarray, keys: np.ndarray, counts: np.ndarray, workers: int) -> dict:
+    """ROUTED_SCHEMA values of one routed batch: `workers_of[i]` is the worker of tuple i (key
+    `keys[i]`, weight `counts[i]`). Pairs are sorted by (worker, key)."""
+    pairs = pd.DataFrame({"worker": workers_of, "key": keys}).drop_duplicates().sort_values(["worker", "key"])
+    return {
+        "routed_loads": np.bincount(workers_of, weights=counts, minlength=workers).astype(np.int64),
+        "routed_tuples": np.bincount(workers_of, minlength=workers).astype(np.int64),
+        "routed_pair_workers": pairs["worker"].to_numpy(dtype=np.int32),
+        "routed_pair_keys": pairs["key"].to_numpy(dtype=object),
+    }
+
+
 def route_batch(state: tuple | None, rows: pd.DataFrame, *, splitter: int, grouping: str, workers: int,
                 params: dict, clock: str, wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
     """Route one batch of one splitter instance. Pure: no Spark; the unit under test.
@@ -118,7 +142,8 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, splitter: int, group
     Args: state: `(pickled grouping, clock_ms, tuples)` or None for a new instance; rows: the tuples
         of one splitter instance, columns `partition, offset, idx, event_ms` (Kafka timestamp, epoch
         ms), `key, count`, any order; splitter: the instance's number.
-    Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC) and the new state.
+    Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC; the batch's
+        `routing_summary` on its first row) and the new state.
     """
     from groupings import create_grouping
 
@@ -134,13 +159,20 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, splitter: int, group
         now = clock_ms(event_ms, int(state[1]), clock, wall)
         seen = int(state[2])
     routed = instance.route(rows["key"].tolist(), now) if len(rows) else np.empty(0, dtype=np.int32)
+    keys, counts, routed = rows["key"].to_numpy(), rows["count"].to_numpy(dtype=np.int64), np.asarray(routed, np.int32)
     out = pd.DataFrame({
         "event_ts": pd.to_datetime(event_ms, unit="ms", utc=True),
         "splitter": np.full(len(rows), splitter, dtype=np.int32),
-        "key": rows["key"].to_numpy(),
-        "count": rows["count"].to_numpy(dtype=np.int64),
-        "worker": np.asarray(routed, dtype=np.int32),
+        "key": keys,
+        "count": counts,
+        "worker": routed,
     })
+    summary = routing_summary(routed, keys, counts, workers)
+    for name in ROUTED_SCHEMA.fieldNames():
+        column = np.full(len(rows), None, dtype=object)
+        if len(rows):
+            column[0] = summary[name]
+        out[name] = column
     last = int(now[-1]) if len(now) else (int(state[1]) if state else wall)
     return out, (pickle.dumps(instance, protocol=pickle.HIGHEST_PROTOCOL), last, seen + len(rows))
 
