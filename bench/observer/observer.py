@@ -54,16 +54,18 @@ def _iso_ms(text: str) -> int:
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
-def routed_figures(summaries: list[dict], workers: int) -> tuple[list[int], list[int], list[tuple[str, int]]]:
+def routed_figures(summaries: list[str], workers: int) -> tuple[list[int], list[int], list[tuple[str, int]]]:
     """The per-batch loads, tuples (length W each) and sorted distinct (key, worker) pairs from the
-    grouping stage's routing summaries (one per splitter instance with tuples in the batch)."""
+    grouping stage's routing summaries (JSON, one per splitter instance with tuples in the batch;
+    `bench.topology.grouping_stage.routing_summary`)."""
     loads = np.zeros(workers, dtype=np.int64)
     tuples = np.zeros(workers, dtype=np.int64)
     pairs: set = set()
-    for summary in summaries:
-        loads += np.asarray(summary["routed_loads"], dtype=np.int64)
-        tuples += np.asarray(summary["routed_tuples"], dtype=np.int64)
-        pairs.update(zip(summary["routed_pair_keys"], map(int, summary["routed_pair_workers"])))
+    for text in summaries:
+        summary = json.loads(text)
+        loads += np.asarray(summary["loads"], dtype=np.int64)
+        tuples += np.asarray(summary["tuples"], dtype=np.int64)
+        pairs.update((key, int(worker)) for worker, key in summary["pairs"])
     return loads.tolist(), tuples.tolist(), sorted(pairs)
 
 

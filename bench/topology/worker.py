@@ -21,7 +21,7 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
-from bench.topology.grouping_stage import ROUTED_SCHEMA
+from bench.topology.grouping_stage import ROUTED_COLUMN
 
 WORKER_METRICS = "workers"
 """Observed metrics of this stage, per batch: `rows` (tuples that reached the worker tasks) and
@@ -96,11 +96,10 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
     """
     placed = routed.repartitionById(workers, F.col("worker"))
     worked = placed.where(in_worker_task(cost_ms, cost_every))
-    summary = F.struct(*[F.col(name) for name in ROUTED_SCHEMA.fieldNames()])
     observed = worked.observe(
         WORKER_METRICS,
         F.count(F.lit(1)).alias("rows"),
-        F.collect_list(F.when(F.col("routed_loads").isNotNull(), summary)).alias("routed"),
+        F.collect_list(ROUTED_COLUMN).alias("routed"),  # NULLs are skipped: one per splitter and batch
     )
     return observed.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
         F.sum("count").alias("count"),

@@ -15,11 +15,9 @@ from bench.observer.observer import Observer, batch_figures, exact_worker_figure
 
 def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0) -> dict:
     # Two splitter instances: the first routed the loads and the pairs, the second one tuple of a pair again.
-    first = {"routed_loads": loads, "routed_tuples": loads, "routed_pair_workers": [w for _, w in pairs],
-             "routed_pair_keys": [k for k, _ in pairs]}
-    second = {"routed_loads": [0] * len(loads), "routed_tuples": [0] * len(loads),
-              "routed_pair_workers": [w for _, w in pairs[:1]], "routed_pair_keys": [k for k, _ in pairs[:1]]}
-    workers = {"rows": sum(loads), "routed": [first, second]}
+    first = {"loads": loads, "tuples": loads, "pairs": [[w, k] for k, w in pairs]}
+    second = {"loads": [0] * len(loads), "tuples": [0] * len(loads), "pairs": [[w, k] for k, w in pairs[:1]]}
+    workers = {"rows": sum(loads), "routed": [json.dumps(first), json.dumps(second)]}
     return {"batchId": batch_id, "timestamp": f"2026-01-01T00:00:{batch_id:02d}.000Z", "numInputRows": records,
             "processedRowsPerSecond": 10.0, "durationMs": {"triggerExecution": 1500},
             "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "memoryUsedBytes": 10,

@@ -52,13 +52,11 @@ def test_route_batch_equals_sequential_choose_whatever_the_batches_and_row_order
 def test_route_batch_puts_what_it_routed_on_the_first_row():
     data = rows(500).assign(count=np.arange(500, dtype=np.int64) % 3 + 1)
     out, _ = route_batch(None, data, splitter=2, grouping="PARTIAL_KEY", workers=4, params={}, clock="kafka")
-    first = out.iloc[0]
-    weights = out.groupby("worker")["count"].sum().reindex(range(4), fill_value=0)
-    assert first["routed_loads"].tolist() == weights.tolist()
-    assert first["routed_tuples"].tolist() == np.bincount(out["worker"], minlength=4).tolist()
-    pairs = sorted(set(zip(out["worker"].tolist(), out["key"].tolist())))
-    assert list(zip(first["routed_pair_workers"].tolist(), first["routed_pair_keys"].tolist())) == pairs
-    assert out.iloc[1:][["routed_loads", "routed_tuples", "routed_pair_workers", "routed_pair_keys"]].isna().all().all()
+    summary = json.loads(out["routed"].iloc[0])
+    assert summary["loads"] == out.groupby("worker")["count"].sum().reindex(range(4), fill_value=0).tolist()
+    assert summary["tuples"] == np.bincount(out["worker"], minlength=4).tolist()
+    assert summary["pairs"] == [list(p) for p in sorted(set(zip(out["worker"].tolist(), out["key"].tolist())))]
+    assert out["routed"].iloc[1:].isna().all()
 
 
 def test_pack_then_unpack_gives_back_every_tuple_of_every_splitter_and_partition():
