@@ -3,8 +3,8 @@
 Inputs, both de-duplicated by batch id (a batch re-run after a restart replaces, never adds):
 - each batch's progress (`listener.ProgressListener`): the observed metrics `workers` (the rows
   that reached the worker tasks, and the grouping stage's routing summaries: per-worker weighted and
-  tuple counts, distinct key-worker pairs) and `splitter`
-  (records, malformed, tuples), and Spark's own figures (rows/s, batch duration, state rows and
+  tuple counts, distinct key-worker pairs), `splitter` (records, malformed) and `split_tuples`
+  (tuples, weight), and Spark's own figures (rows/s, batch duration, state rows and
   memory, rows dropped by the watermark);
 - each batch's final aggregates (`bench.topology.sink.AggregateSink`): totals per (window, key),
   with the time they were written, for the end-to-end latency and the hottest keys.
@@ -34,7 +34,7 @@ import pandas as pd
 from bench import metrics
 from bench.topology.grouping_stage import timestamps_ms
 from bench.topology.sink import read_batches
-from bench.topology.splitter import SPLITTER_METRICS
+from bench.topology.splitter import SPLIT_TUPLES_METRICS, SPLITTER_METRICS
 from bench.topology.worker import WORKER_METRICS
 
 
@@ -75,6 +75,7 @@ def batch_figures(progress: dict, workers: int) -> dict:
     wk = observed.get(WORKER_METRICS) or {}
     loads, tuples, pairs = routed_figures(wk.get("routed") or [], workers)
     sp = observed.get(SPLITTER_METRICS) or {}
+    st = observed.get(SPLIT_TUPLES_METRICS) or {}
     ops = progress.get("stateOperators") or []
     start = _iso_ms(progress["timestamp"])
     duration = int((progress.get("durationMs") or {}).get("triggerExecution", 0))
@@ -91,8 +92,8 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "pairs": pairs,
         "records": int(sp.get("records") or 0),
         "malformed": int(sp.get("malformed") or 0),
-        "split_tuples": int(sp.get("tuples") or 0),
-        "split_weight": int(sp.get("weight") or 0),
+        "split_tuples": int(st.get("tuples") or 0),
+        "split_weight": int(st.get("weight") or 0),
         "max_ts_ms": int(sp["max_ts_ms"]) if sp.get("max_ts_ms") is not None else None,
         "state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops)),
         "state_memory_bytes": int(sum(int(o.get("memoryUsedBytes") or 0) for o in ops)),

@@ -22,8 +22,8 @@ def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, r
             "processedRowsPerSecond": 10.0, "durationMs": {"triggerExecution": 1500},
             "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "memoryUsedBytes": 10,
                                 "numRowsDroppedByWatermark": 0}],
-            "observedMetrics": {"workers": workers, "splitter": {"records": records, "malformed": 1, "tuples": 1,
-                                                                 "weight": 1, "max_ts_ms": 5}},
+            "observedMetrics": {"workers": workers, "splitter": {"records": records, "malformed": 1, "max_ts_ms": 5},
+                                "split_tuples": {"tuples": 1, "weight": 3}},
             "eventTime": {"watermark": "2026-01-01T00:00:00.000Z"}}
 
 
@@ -37,6 +37,7 @@ def test_batch_figures_reads_observed_metrics():
     fig = batch_figures(progress(3, [4, 0, 1], [("a", 0), ("b", 2)], records=5), 3)
     assert fig["loads"] == [4, 0, 1] and fig["pairs"] == [("a", 0), ("b", 2)]
     assert fig["records"] == 5 and fig["window_state_rows"] == 3
+    assert (fig["malformed"], fig["split_tuples"], fig["split_weight"]) == (1, 1, 3)
 
 
 def test_reference_figures_dedup_batches_and_resume(tmp_path):
