@@ -2,8 +2,8 @@
 
 Idempotent per batch id. Spark re-runs a batch whose commit it did not record (a killed driver), with
 the same offsets and the same state, hence the same rows. The sink writes Kafka first, then
-`results/<run>/aggregates/batch-<id>.parquet` atomically; a batch whose file exists is not written
-to Kafka again. A crash between the two leaves duplicate Kafka records, with equal key
+`results/<run>/aggregates/batch-<id>.parquet` atomically; a batch whose file exists is evaluated
+(its state stores must commit) but not written to Kafka again. A crash between the two leaves duplicate Kafka records, with equal key
 (`<window_start_ms>|<key>`) and value: readers take the last value per key (`read_aggregates`).
 The dead-letter sink (called by `bench.topology.dead_letters`) follows the same protocol with
 `<run>.dlq` and `dlq/batch-<id>.parquet`.
@@ -101,10 +101,13 @@ class AggregateSink:
 
     def __call__(self, batch_df, batch_id: int) -> None:
         target = batch_file(self.folder, batch_id)
+        # Always evaluated, also for a batch written before: the evaluation is what updates and
+        # commits the batch's state stores (Spark 4.2 fails a batch whose stores did not commit).
+        fresh = batch_df.toPandas()
         if target.exists():
             frame = pd.read_parquet(target)
         else:
-            frame = batch_df.toPandas()
+            frame = fresh
             emitted_ms = int(time.time() * 1000)
             frame["emitted_ms"] = emitted_ms
             frame["batch_id"] = batch_id

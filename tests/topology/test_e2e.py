@@ -74,6 +74,13 @@ def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
     first = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", run_id, max_offsets_per_trigger=400,
                                        stop_after_batches=2)), spark=spark, log=lambda *_: None)
     assert first["status"] == "stopped"
+    # As if the driver died after the sink wrote its last batch and before Spark recorded the commit:
+    # the resumed query re-runs a batch whose aggregates file exists, and the totals stay exact.
+    commits = Path(first["results"]) / "checkpoint" / "main" / "commits"
+    last = max(int(p.name) for p in commits.glob("[0-9]*"))
+    assert (Path(first["results"]) / "aggregates" / f"batch-{last:09d}.parquet").exists()
+    for name in (str(last), f".{last}.crc"):
+        (commits / name).unlink(missing_ok=True)
     second = run_stream(prepare(options(stack, tmp_path, topic, "DYNAMIC_KEY", run_id, max_offsets_per_trigger=400)),
                         spark=spark, log=lambda *_: None)
     assert second["status"] == "completed" and second["resumed"], second["error"]
