@@ -70,15 +70,15 @@ def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
     )
 
 
-def dead_letters(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
-    """Malformed input records: `partition, offset, kafka_ts, reason, value`.
+def dead_letters(df: DataFrame, splitter_sql) -> DataFrame:
+    """Malformed input records of `df` (`spout.read_range`: input-topic records only):
+    `partition, offset, kafka_ts, reason, value`.
 
     A record is malformed exactly when `splitter_sql.tuples` is NULL (the splitter drops it); the
     reason comes from `splitter_sql.error` (never NULL here, `unparsable record` as a guard).
     """
     return (
-        df.where(F.col("topic") == F.lit(config.topic))
-        .selectExpr("*", splitter_sql.prelude)
+        df.selectExpr("*", splitter_sql.prelude)
         .where(F.expr(splitter_sql.tuples).isNull())
         .select(
             "partition", "offset", "kafka_ts",
