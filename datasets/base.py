@@ -56,10 +56,10 @@ class SourceRecord:
 class SplitterSQL:
     """The splitter rule as Spark SQL over the STRING column ``value`` (built-ins only).
 
-    The expressions may also read ``value_json``, the record parsed once per row: select
-    ``prelude`` beside ``value`` first (``df.selectExpr("*", sql.prelude)``). Spark does not
-    share a ``try_parse_json(value)`` repeated inside CASE branches, so parsing in a column of its
-    own halves the splitter's cost.
+    The expressions may also read the column ``prelude`` defines, computed once per row: select it
+    beside ``value`` first (``df.selectExpr("*", sql.prelude)``). By default that is ``value_json``,
+    the record parsed: Spark does not share a ``try_parse_json(value)`` repeated inside CASE
+    branches, so parsing in a column of its own halves the splitter's cost.
     """
 
     tuples: str
@@ -67,7 +67,8 @@ class SplitterSQL:
     error: str
     """-> string reason when malformed (equal to ``MalformedRecord.reason``), NULL when fine."""
     prelude: str = "try_parse_json(value) AS value_json"
-    """The column the expressions read besides ``value``, as a ``selectExpr`` item."""
+    """The column the expressions read besides ``value``, as a ``selectExpr`` item. Spark computes it
+    for every record, wherever the expressions use it."""
 
 
 @dataclass

@@ -127,8 +127,9 @@ def str_array_field(obj: dict[str, Any], name: str) -> list[str]:
 
 
 # ---------------------------------------------------------------------------------------------
-# Spark SQL builders (built-in functions only). They read ``value_json``, the record parsed once
-# (``SplitterSQL.prelude``): written inline, try_parse_json would run once per use in the CASE.
+# Spark SQL builders (built-in functions only). They read ``parsed``, the record as a VARIANT:
+# by default ``value_json``, the record parsed once (``SplitterSQL.prelude``), because
+# try_parse_json written inline runs once per use in the CASE.
 
 
 def sql_str(s: str) -> str:
@@ -137,38 +138,43 @@ def sql_str(s: str) -> str:
 
 
 V = "value_json"
-SQL_INVALID = f"({V} IS NULL OR NOT regexp_like(value, '^[ \\\\t\\\\n\\\\r]*[{{]'))"
+PARSE = "try_parse_json(value)"
+"""The record parsed inline, for rules whose prelude is not ``value_json``."""
 
 
-def sql_type(name: str) -> str:
+def sql_invalid(parsed: str = V) -> str:
+    return f"({parsed} IS NULL OR NOT regexp_like(value, '^[ \\\\t\\\\n\\\\r]*[{{]'))"
+
+
+def sql_type(name: str, parsed: str = V) -> str:
     """The JSON type of field ``name``: NULL when absent, 'VOID' when null, 'STRING', 'BIGINT'..."""
-    return f"schema_of_variant(try_variant_get({V}, {sql_str('$.' + name)}))"
+    return f"schema_of_variant(try_variant_get({parsed}, {sql_str('$.' + name)}))"
 
 
-def sql_get(name: str, sql_type_name: str) -> str:
-    return f"try_variant_get({V}, {sql_str('$.' + name)}, {sql_str(sql_type_name)})"
+def sql_get(name: str, sql_type_name: str, parsed: str = V) -> str:
+    return f"try_variant_get({parsed}, {sql_str('$.' + name)}, {sql_str(sql_type_name)})"
 
 
-def sql_check(name: str, kind: str) -> list[tuple[str, str]]:
+def sql_check(name: str, kind: str, parsed: str = V) -> list[tuple[str, str]]:
     """(condition, reason) pairs that reject field ``name`` unless it is of ``kind``
     (``string``, ``integer`` or ``string_array``), mirroring ``str_field``/``int_field``/...
     """
-    t = sql_type(name)
+    t = sql_type(name, parsed)
     absent = (f"coalesce({t}, 'VOID') = 'VOID'", missing(name))
     if kind == "string":
         return [absent, (f"{t} <> 'STRING'", not_a(name, "a string"))]
     if kind == "integer":
         return [absent, (f"{t} <> 'BIGINT'", not_a(name, "an integer"))]
     if kind == "string_array":
-        arr = sql_get(name, "array<string>")
+        arr = sql_get(name, "array<string>", parsed)
         bad = f"({t} NOT IN ('ARRAY<STRING>', 'ARRAY<VOID>') OR exists({arr}, x -> x IS NULL))"
         return [absent, (bad, not_a(name, "an array of strings"))]
     raise ValueError(kind)
 
 
-def sql_error(checks: list[tuple[str, str]]) -> str:
+def sql_error(checks: list[tuple[str, str]], parsed: str = V) -> str:
     """``CASE`` over ``invalid json`` then the checks in order, like the Python twin."""
-    whens = [f"WHEN {SQL_INVALID} THEN {sql_str(INVALID_JSON)}"]
+    whens = [f"WHEN {sql_invalid(parsed)} THEN {sql_str(INVALID_JSON)}"]
     whens += [f"WHEN {cond} THEN {sql_str(reason)}" for cond, reason in checks]
     return "CASE " + " ".join(whens) + " ELSE NULL END"
 
@@ -179,3 +185,21 @@ def sql_tuples_when_ok(error_sql: str, array_sql: str) -> str:
 
 def sql_one_tuple(key_sql: str, count_sql: str = "CAST(1 AS BIGINT)") -> str:
     return f"array(named_struct('key', {key_sql}, 'count', CAST({count_sql} AS BIGINT)))"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def sql_canonical_string(name: str) -> str:
+    """``'"' || s`` when the record is exactly ``{"<name>":"<s>"}`` with no quote, backslash or
+    control character in ``s`` (the compact form ``encode`` writes), else ``''``.
+
+    A JSON parser returns such an ``s`` verbatim, so a splitter may take the key from the text and
+    parse only the other records; the leading quote tells the empty key from no match. Anchored
+    with ``\\z``: Java's ``$`` would also match before a final line break. ``name`` must be an
+    identifier (raises ``ValueError``), so that it needs no escaping in JSON or in the regex.
+    """
+    if not _IDENTIFIER.fullmatch(name):
+        raise ValueError(f"not an identifier: {name!r}")
+    regex = r'\A\{"' + name + r'":("[^"\\\x00-\x1f]*)"\}\z'
+    return f"regexp_extract(value, {sql_str(regex)}, 1)"

@@ -16,6 +16,11 @@ GENERIC_BAD = [v for v, _ in CASES] + [
     "\ufeff{}",
     '{"country":"Türkiye","count":1}',
     '{"country":""}',
+    # Near the compact form, which key-only rules read without parsing (jsonrule.sql_canonical_string)
+    '{"country":"x"}\n', ' {"country":"x"}', '{"country":"x"} ', '{"country": "x"}', '{"country":"x"}}',
+    '{"country":"a\\"b"}', '{"country":"a\\\\b"}', '{"country":"\\u0041"}', '{"country":"a\x00b"}',
+    '{"country":"a\x7fb"}', '{"country":"a\u2028b"}', '{"country":"\U0001f600"}', '{"country":"x\\"}',
+    '{"Country":"x"}', '{"country":"x","country":"y"}', '{"country":"x"',
 ]
 
 SPECIFIC_BAD = {
@@ -94,3 +99,14 @@ def test_sql_types(spark):
     out = df.selectExpr(f"{ds.splitter_sql.tuples} AS tuples", f"{ds.splitter_sql.error} AS error")
     assert out.schema["tuples"].dataType.simpleString() == "array<struct<key:string,count:bigint>>"
     assert out.schema["error"].dataType.simpleString() == "string"
+
+
+def test_key_only_rules_read_compact_records_without_parsing(spark):
+    """The prelude of a key-only JSON rule matches exactly the compact records (the fast path the
+    agreement test above covers both sides of)."""
+    sql = get_dataset("COUNTRY_SKEW_R80", length=10).splitter_sql
+    values = ['{"country":"Turkey"}', '{"country":""}', '{"country":"Türkiye"}', '{"country":"a\\"b"}',
+              '{"country":"x"}\n', '{"country":"x","n":1}']
+    df = spark.createDataFrame([(i, v) for i, v in enumerate(values)], "i int, value string")
+    got = [r[0] for r in df.selectExpr(sql.prelude).collect()]
+    assert got == ['"Turkey', '"', '"Türkiye', "", "", ""]
