@@ -131,11 +131,12 @@ def _count_only_rates(topic: str, bootstrap: str, max_offsets: int) -> list[tupl
 def _count_only_rate(topic: str, bootstrap: str, max_offsets: int) -> tuple[float, int]:
     """A Spark query that only counts the topic: the pipeline's ceiling, measured the same way."""
     from bench.topology.session import build_session
+    from bench.topology.spout import CONSUMER_OPTIONS
 
     spark = build_session("local[*]", shuffle_partitions=AGGREGATORS)
     stream = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", topic).option("startingOffsets", "earliest")
-              .option("maxOffsetsPerTrigger", max_offsets).load())
+              .option("maxOffsetsPerTrigger", max_offsets).options(**CONSUMER_OPTIONS).load())
     with tempfile.TemporaryDirectory() as checkpoint:
         query = (stream.writeStream.foreachBatch(lambda df, _id: df.count())
                  .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
