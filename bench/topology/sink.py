@@ -3,8 +3,9 @@
 Idempotent per batch id. Spark re-runs a batch whose commit it did not record (a killed driver), with
 the same offsets and the same state, hence the same rows. The sink writes Kafka first, then
 `results/<run>/aggregates/batch-<id>.parquet` atomically; a batch whose file exists is evaluated
-(its state stores must commit) but not written to Kafka again. A crash between the two leaves duplicate Kafka records, with equal key
-(`<window_start_ms>|<key>`) and value: readers take the last value per key (`read_aggregates`).
+(its state stores must commit) but not written to Kafka again. A crash between the two leaves
+duplicate Kafka records, with equal key (`<window_start_ms>|<key>`) and value: readers take the
+last value per key (`read_aggregates`).
 The dead-letter sink (called by `bench.topology.dead_letters`) follows the same protocol with
 `<run>.dlq` and `dlq/batch-<id>.parquet`.
 """
