@@ -56,7 +56,6 @@ column goes to Arrow as is."""
 
 OUTPUT_SCHEMA = T.StructType([
     T.StructField("event_ts", T.TimestampType()),
-    T.StructField("splitter", T.IntegerType()),
     T.StructField("key", T.StringType()),
     T.StructField("count", T.LongType()),
     T.StructField("worker", T.IntegerType()),
@@ -132,13 +131,13 @@ def routing_summary(workers_of: np.ndarray, keys: np.ndarray, counts: np.ndarray
     }
 
 
-def route_batch(state: tuple | None, rows: pd.DataFrame, *, splitter: int, grouping: str, workers: int,
-                params: dict, clock: str, wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
+def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, workers: int, params: dict, clock: str,
+                wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
     """Route one batch of one splitter instance. Pure: no Spark; the unit under test.
 
     Args: state: `(pickled grouping, clock_ms, tuples)` or None for a new instance; rows: the tuples
         of one splitter instance, columns `partition, offset, idx, event_ms` (Kafka timestamp, epoch
-        ms), `key, count`, any order; splitter: the instance's number.
+        ms), `key, count`, any order.
     Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC; the batch's
         `routing_summary` on its first row) and the new state.
     """
@@ -159,7 +158,6 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, splitter: int, group
     keys, counts, routed = rows["key"].to_numpy(), rows["count"].to_numpy(dtype=np.int64), np.asarray(routed, np.int32)
     out = pd.DataFrame({
         "event_ts": pd.to_datetime(event_ms, unit="ms", utc=True),
-        "splitter": np.full(len(rows), splitter, dtype=np.int32),
         "key": keys,
         "count": counts,
         "worker": routed,
@@ -190,8 +188,8 @@ class GroupingProcessor(StatefulProcessor):
             return
         batch = unpack(pd.concat(frames, ignore_index=True))
         previous = tuple(self.state.get()) if self.state.exists() else None
-        out, new_state = route_batch(previous, batch, splitter=int(key[0]), grouping=self.grouping,
-                                     workers=self.workers, params=self.params, clock=self.clock)
+        out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
+                                     params=self.params, clock=self.clock)
         self.state.update(new_state)
         yield out
 
