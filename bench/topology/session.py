@@ -29,8 +29,8 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
     - Arrow batches to Python workers bounded by their row count only
       (`spark.sql.execution.arrow.maxRecordsPerBatch`, 10,000): with a byte bound (Spark's default,
       `maxBytesPerBatch`), the JVM recomputes the size of the Arrow batch after every row it writes.
-      In the splitter stage's `pack` that check cost 0.3-0.4 s per 200,000 tuples on two cores,
-      about half of the stage's Python round trip (batch micro-benchmark, medians of 6).
+      In the splitter stage's `pack` that check cost 0.24-0.43 s per 200,000 tuples on two cores,
+      half of the round trip or more (batch micro-benchmark, two A/B pairs, medians of 6 runs).
     """
     conf = {
         "spark.master": master,
