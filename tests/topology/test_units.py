@@ -12,7 +12,7 @@ import pytest
 from bench.run import RunError, RunOptions, consumed, default_topic, prepare
 from bench.topology.config import TopologyConfig
 from bench.topology.grouping_stage import clock_ms, pack, route_batch, timestamps_ms, unpack
-from bench.topology.session import ROCKSDB_PROVIDER, session_conf
+from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets
 from bench.topology.worker import sleeps_for
@@ -107,6 +107,7 @@ def test_session_conf_sets_rocksdb_and_keeps_the_master():
     conf = session_conf("spark://h:7077", 7, [Path("/x/a.jar")])
     assert conf["spark.master"] == "spark://h:7077"
     assert conf["spark.sql.streaming.stateStore.providerClass"] == ROCKSDB_PROVIDER
+    assert conf["spark.sql.streaming.checkpointFileManagerClass"] == FILE_SYSTEM_CHECKPOINT_MANAGER
     assert conf["spark.sql.shuffle.partitions"] == "7" and conf["spark.jars"] == "/x/a.jar"
 
 
