@@ -217,11 +217,6 @@ def _watermark_ms(progress: dict | None) -> int:
 
 # -- the run --------------------------------------------------------------------------------------
 
-def _last_progress(query) -> dict | None:
-    p = query.lastProgress
-    return dict(p) if p else None
-
-
 def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict."""
     from bench.observer.distribution_topic import DistributionTopic
@@ -294,7 +289,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, dead_letters, observer, config, o, ends, log)
+        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log)
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -326,8 +321,8 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     return summary
 
 
-def _drive(topology, dead_letters, observer, config: TopologyConfig, o: RunOptions, ends: dict[int, int],
-           log) -> str:
+def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
+           ends: dict[int, int], log) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
     windows closed."""
     deadline = time.monotonic() + o.timeout_s
@@ -341,7 +336,7 @@ def _drive(topology, dead_letters, observer, config: TopologyConfig, o: RunOptio
             raise RunError(f"writing dead letters failed: {type(dead_letters.error).__name__}: {dead_letters.error}")
         if time.monotonic() > deadline:
             raise RunError(f"the run did not finish within --timeout-s {o.timeout_s:g}")
-        progress = _last_progress(topology.main)
+        progress = listener.latest
         batch = (progress or {}).get("batchId", -1)
         if batch != last_batch:
             last_batch, stalled_since = batch, time.monotonic()

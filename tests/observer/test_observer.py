@@ -82,3 +82,30 @@ def test_influx_failures_are_counted_not_raised():
     writer.close()
     status = writer.status()
     assert status["failed_batches"] >= 1 and status["last_error"]
+
+
+def test_progress_listener_keeps_the_latest_batch_after_its_sinks():
+    from types import SimpleNamespace
+
+    from bench.observer.listener import ProgressListener
+
+    def event(batch_id: int, name: str = "run-main"):
+        return SimpleNamespace(progress=SimpleNamespace(json=json.dumps({"batchId": batch_id, "name": name})))
+
+    seen = []
+    listener = ProgressListener([lambda p: seen.append((p["batchId"], listener.latest))], "run-main")
+    assert listener.latest is None
+    listener.onQueryProgress(event(0))
+    listener.onQueryProgress(event(2))
+    listener.onQueryProgress(event(1))  # events of a restarted query may repeat an older batch
+    listener.onQueryProgress(event(7, name="other-query"))
+    assert listener.latest["batchId"] == 2
+    # Each sink saw its batch before `latest` moved to it.
+    assert [(b, latest and latest["batchId"]) for b, latest in seen] == [(0, None), (2, 0), (1, 2)]
+
+    def failing(_progress):
+        raise RuntimeError("sink down")
+
+    listener = ProgressListener([failing], "run-main")
+    listener.onQueryProgress(event(3))  # logged, not raised
+    assert listener.latest["batchId"] == 3
