@@ -26,11 +26,11 @@ class ProgressListener(StreamingQueryListener):
     `sinks` (callables taking the progress dict), in order.
 
     `latest` is the progress with the highest batch id that has been through every sink (None
-    before the first), so a reader of `latest` finds the sinks up to date (unless one raised). The run's driver loop
-    polls it instead of `StreamingQuery.lastProgress`. That one serializes the whole
-    progress to JSON in the JVM at every call, and py4j unescapes the string character by character
-    in Python; with the observed metrics of a W = 10 SHUFFLE run (key-worker pairs of every
-    splitter) a poll every 0.5 s took 15 % of the driver's main thread (py-spy, 2026-11-22).
+    before the first), so a reader of `latest` finds the sinks up to date (unless one raised).
+    The run's driver loop polls it instead of `StreamingQuery.lastProgress`. That one serializes
+    the whole progress to JSON in the JVM at every call, and py4j unescapes the string character
+    by character in Python; with the observed metrics of a W = 10 SHUFFLE run (key-worker pairs of
+    every splitter) a poll every 0.5 s took 15 % of the driver's main thread (py-spy, 2026-11-22).
     """
 
     def __init__(self, sinks, query_name: str | None = None):
