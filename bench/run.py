@@ -272,7 +272,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
         spark = build_session(o.master, config.aggregators)
     dead_letters = DeadLetters(spark, config, prepared.splitter_sql)
     listener = ProgressListener((observer.on_progress, dead_letters.on_progress), job.main_query_name(config))
-    spark.streams.addListener(listener)
+    listener.attach(spark)
     topology = None
     replay_summary = None
     status = "completed"
@@ -303,7 +303,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             if failure is not None and error is None:
                 status, error = "failed", f"{type(failure).__name__}: {failure}"
         _drain_listener(observer, config)
-        spark.streams.removeListener(listener)
+        listener.detach(spark)
         dead_letters.close()
         if dead_letters.error is not None and error is None:
             status, error = "failed", f"dead letters: {type(dead_letters.error).__name__}: {dead_letters.error}"

@@ -85,20 +85,18 @@ def test_influx_failures_are_counted_not_raised():
 
 
 def test_progress_listener_keeps_the_latest_batch_after_its_sinks():
-    from types import SimpleNamespace
-
     from bench.observer.listener import ProgressListener
 
-    def event(batch_id: int, name: str = "run-main"):
-        return SimpleNamespace(progress=SimpleNamespace(json=json.dumps({"batchId": batch_id, "name": name})))
+    def progress(batch_id: int, name: str = "run-main") -> str:
+        return json.dumps({"batchId": batch_id, "name": name})
 
     seen = []
     listener = ProgressListener([lambda p: seen.append((p["batchId"], listener.latest))], "run-main")
     assert listener.latest is None
-    listener.onQueryProgress(event(0))
-    listener.onQueryProgress(event(2))
-    listener.onQueryProgress(event(1))  # events of a restarted query may repeat an older batch
-    listener.onQueryProgress(event(7, name="other-query"))
+    listener.on_progress_json(progress(0))
+    listener.on_progress_json(progress(2))
+    listener.on_progress_json(progress(1))  # events of a restarted query may repeat an older batch
+    listener.on_progress_json(progress(7, name="other-query"))
     assert listener.latest["batchId"] == 2
     # Each sink saw its batch before `latest` moved to it.
     assert [(b, latest and latest["batchId"]) for b, latest in seen] == [(0, None), (2, 0), (1, 2)]
@@ -107,5 +105,7 @@ def test_progress_listener_keeps_the_latest_batch_after_its_sinks():
         raise RuntimeError("sink down")
 
     listener = ProgressListener([failing], "run-main")
-    listener.onQueryProgress(event(3))  # logged, not raised
+    listener.on_progress_json(progress(3))  # logged, not raised
+    assert listener.latest["batchId"] == 3
+    listener.on_progress_json("not json")  # logged, not raised
     assert listener.latest["batchId"] == 3
