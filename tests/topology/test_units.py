@@ -11,7 +11,7 @@ import pytest
 
 from bench.run import RunError, RunOptions, consumed, default_topic, prepare
 from bench.topology.config import TopologyConfig
-from bench.topology.grouping_stage import clock_ms, pack, route_batch, timestamps_ms, unpack
+from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_order, timestamps_ms, unpack
 from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets
@@ -46,6 +46,23 @@ def test_route_batch_equals_sequential_choose_whatever_the_batches_and_row_order
     assert got == expected
     assert state[2] == len(data)
     assert timestamps_ms(out["event_ts"]).tolist() == sorted(ts[chunk].tolist())
+
+
+def test_routing_order_is_none_for_tuples_in_order_and_sorts_the_others():
+    partition = np.array([0, 0, 0, 1, 1], dtype=np.int32)
+    offset = np.array([5, 6, 6, 0, 9], dtype=np.int64)
+    idx = np.array([0, 0, 1, 0, 0], dtype=np.int32)
+    assert routing_order(partition, offset, idx) is None
+    assert routing_order(partition[:1], offset[:1], idx[:1]) is None
+    rng = np.random.default_rng(3)
+    for _ in range(20):
+        perm = rng.permutation(len(offset))
+        if (perm == np.arange(len(offset))).all():
+            continue
+        order = routing_order(partition[perm], offset[perm], idx[perm])
+        assert order is not None and (perm[order] == np.arange(len(offset))).all()
+    # Equal (partition, offset, idx) twice is not "in order": a stable sort keeps them as they are.
+    assert routing_order(np.zeros(2, np.int32), np.zeros(2, np.int64), np.zeros(2, np.int32)).tolist() == [0, 1]
 
 
 def test_route_batch_puts_what_it_routed_on_the_first_row():
