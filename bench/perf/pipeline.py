@@ -24,12 +24,15 @@ partition pays a fixed cost per batch (state store load and commit, a Python wor
 the grouping stage). On two cores, ten of them cost about 1.5 s per batch more than two (measured
 with Spark's event log: a no-data batch took 3.0 s with A = 10 and 1.3 s with A = 2), and one is
 faster still: interleaved cost-0 runs gave 45,200 and 50,700 records/s with A = 1 against 42,200
-and 44,100 with A = 2 (2026-11-22). So the harness runs with A = 1; the aggregates are the same for
+and 44,100 with A = 2 (2026-11-22), and again 109,200 and 120,200 against 94,900 and 112,200
+(2026-11-24, after the splitter stage's coalesce). So the harness runs with A = 1; the aggregates are the same for
 any A. With A = 1 the grouping stage is one task, which routes the ten splitter instances in turn;
 on a machine with more cores than this one's two, that choice is not measured.
 
-The count-only baseline is the median of BASELINE_RUNS runs, each in a fresh process (about 10 s
-of batches each; on this shared machine single runs ranged from 150,000 to 250,000 records/s).
+The count-only baseline is the median of BASELINE_RUNS runs, each in a fresh process, one before
+the topology run and the others after it (about 5 s of batches each; on this shared machine single
+runs ranged from 150,000 to 250,000 records/s on 2026-11-22, and from 295,000 to 430,000 on
+2026-11-24).
 Every other case is one run (the cost-0 run takes about a minute, each cost run about two): its
 figure is the rate over all its steady batches, and the note gives the batch count. Those runs vary
 by about 10 %.
@@ -116,13 +119,13 @@ def _bench_run(topic: str, bootstrap: str, results: Path, run_id: str, grouping:
     return summary, batches
 
 
-def _count_only_rates(topic: str, bootstrap: str, max_offsets: int) -> list[tuple[float, int]]:
-    """BASELINE_RUNS count-only runs, each in a fresh Python process and JVM like the topology's
-    `bench run` (a JVM that ran the query before is warmer): [(records/s, steady batches)]."""
+def _count_only_rates(topic: str, bootstrap: str, max_offsets: int, runs: int) -> list[tuple[float, int]]:
+    """`runs` count-only runs, each in a fresh Python process and JVM like the topology's `bench run`
+    (a JVM that ran the query before is warmer): [(records/s, steady batches)]."""
     code = ("import json, sys; from bench.perf.pipeline import _count_only_rate; "
             "print(json.dumps(_count_only_rate(sys.argv[1], sys.argv[2], int(sys.argv[3]))))")
     out = []
-    for _ in range(BASELINE_RUNS):
+    for _ in range(runs):
         proc = subprocess.run([sys.executable, "-c", code, topic, bootstrap, str(max_offsets)],
                               capture_output=True, text=True, timeout=600)
         if proc.returncode != 0:
@@ -166,18 +169,21 @@ def run() -> list[Row]:
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{DATASET.lower()}.n{TOPIC_RECORDS}.p{PARTITIONS}"
     _ensure_topic(bootstrap, topic, TOPIC_RECORDS, TOPIC_RECORDS)
-    rows = []
-    baselines = _count_only_rates(topic, bootstrap, BATCH)
-    ceiling = statistics.median(rate for rate, _ in baselines)
-    rows.append(Row.measured(SECTION, "baseline: Spark count-only query", ceiling, "records/s", ceiling,
-                             note=f"median of {len(baselines)} runs in fresh JVMs "
-                                  f"({', '.join(f'{rate / 1000:.1f}k' for rate, _ in baselines)}), "
-                                  f"{baselines[0][1]} steady batches of {BATCH:,} each"))
+    # The baseline runs bracket the topology run (one before it, the others after it), so that a
+    # machine that speeds up or slows down during the section weighs on both sides alike.
+    baselines = _count_only_rates(topic, bootstrap, BATCH, runs=1)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp)
         summary, batches = _bench_run(topic, bootstrap, results, f"perf-pipeline-{stamp}", "KEY",
                                       master="local[*]", cost_ms=0.0, max_offsets=BATCH)
+        baselines += _count_only_rates(topic, bootstrap, BATCH, runs=BASELINE_RUNS - 1)
+        ceiling = statistics.median(rate for rate, _ in baselines)
+        rows = [Row.measured(SECTION, "baseline: Spark count-only query", ceiling, "records/s", ceiling,
+                             note=f"median of {len(baselines)} runs in fresh JVMs, one before and "
+                                  f"{len(baselines) - 1} after the topology run "
+                                  f"({', '.join(f'{rate / 1000:.1f}k' for rate, _ in baselines)}), "
+                                  f"{baselines[0][1]} steady batches of {BATCH:,} each")]
         rate, n = steady_rate(batches)
         rows.append(Row.measured(SECTION, "topology KEY, cost 0, 2M records", rate, "records/s", ceiling,
                                  note=f"{n} steady batches, A = {AGGREGATORS}; status {summary['status']}; "
