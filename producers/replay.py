@@ -305,17 +305,26 @@ def produce_records(
                 for q in range(min(partitions, len(chunk))):
                     part = (base + q) % partitions
                     group = chunk[q::partitions]
-                    for rec in group:
-                        ev = rec.event_ms
-                        value = rec.value
-                        try:
-                            if ev is None:
-                                produce(topic, value, partition=part)
-                            else:
-                                produce(topic, value, partition=part, headers={"event_ms": str(ev)})
-                        except (BufferError, KafkaException):
-                            send(value, part, 0, ev)
-                        nbytes += len(value)
+                    values = [rec.value for rec in group]
+                    events = [rec.event_ms for rec in group]
+                    if events.count(None) == len(events):
+                        # The common case (no event time) without per-record branches or keyword
+                        # arguments: positional (topic, value, key, partition).
+                        for value in values:
+                            try:
+                                produce(topic, value, None, part)
+                            except (BufferError, KafkaException):
+                                send(value, part, 0, None)
+                    else:
+                        for value, ev in zip(values, events):
+                            try:
+                                if ev is None:
+                                    produce(topic, value, None, part)
+                                else:
+                                    produce(topic, value, None, part, headers={"event_ms": str(ev)})
+                            except (BufferError, KafkaException):
+                                send(value, part, 0, ev)
+                    nbytes += sum(map(len, values))
                     n += len(group)  # exact: Ctrl-C only sets `stop` (see on_sigint)
                 poll(0)
                 if bar is not None:
