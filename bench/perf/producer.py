@@ -4,7 +4,7 @@ Needs a broker. It uses `$BENCH_KAFKA_BOOTSTRAP` or `127.0.0.1:$BENCH_KAFKA_PORT
 answers within 5 s; otherwise it starts a private stack with `bench.stack` (temporary folder, free
 loopback ports) and stops it at the end. If neither works the section is skipped with a message.
 
-Cases (each the median of 3 timed runs, after one untimed warm-up run of each; runs of the
+Cases (each the median of 5 timed runs, after one untimed warm-up run of each; runs of the
 producer and of its baseline alternate, each into a fresh 10-partition topic):
 
 - unlimited replay of 1,000,000 pre-built records (`producers.produce_records`: idempotent, record
@@ -34,7 +34,7 @@ from bench.perf._harness import Rate, Row
 
 SECTION = "producer"
 RECORDS = 1_000_000
-REPEATS = 3
+REPEATS = 5
 PARTITIONS = 10
 PACED_RATE = 20_000
 PACED_SECONDS = 10
