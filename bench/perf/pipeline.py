@@ -25,17 +25,15 @@ the grouping stage). On two cores, ten of them cost about 1.5 s per batch more t
 with Spark's event log: a no-data batch took 3.0 s with A = 10 and 1.3 s with A = 2), and one is
 faster still: interleaved cost-0 runs gave 45,200 and 50,700 records/s with A = 1 against 42,200
 and 44,100 with A = 2 (2026-11-22), and again 109,200 and 120,200 against 94,900 and 112,200
-(2026-11-24, after the splitter stage's coalesce). So the harness runs with A = 1; the aggregates are the same for
-any A. With A = 1 the grouping stage is one task, which routes the ten splitter instances in turn;
-on a machine with more cores than this one's two, that choice is not measured.
+(2026-11-24, after the splitter stage's coalesce). So the harness runs with A = 1; the aggregates
+are the same for any A. With A = 1 the grouping stage is one task, which routes the ten splitter
+instances in turn; on a machine with more cores than this one's two, that choice is not measured.
 
-The count-only baseline is the median of BASELINE_RUNS runs, each in a fresh process, one before
-the topology run and the others after it (about 5 s of batches each; on this shared machine single
-runs ranged from 150,000 to 250,000 records/s on 2026-11-22, and from 295,000 to 430,000 on
-2026-11-24).
-Every other case is one run (the cost-0 run takes about a minute, each cost run about two): its
-figure is the rate over all its steady batches, and the note gives the batch count. Those runs vary
-by about 10 %.
+The cost-0 figures are medians over runs in fresh processes, made in the order RUN_ORDER: three
+count-only runs and two topology runs, alternating. Single count-only runs ranged from 150,000 to
+250,000 records/s on 2026-11-22 and from 295,000 to 430,000 on 2026-11-24 on this shared machine,
+single topology runs from 93,000 to 133,000 on 2026-11-24. Each cost case is one run (about 1.5
+minutes): its figure is the rate over all its steady batches, and the note gives the batch count.
 """
 
 from __future__ import annotations
@@ -58,7 +56,10 @@ COST_WORKERS = 10
 COST_BATCH_S = 20.0  # work per micro-batch under cost, at the bound
 COST_BATCHES = 3  # micro-batches per grouping under cost: the first pays start-up, 2 are measured
 AGGREGATORS = 1  # see the module docstring
-BASELINE_RUNS = 3  # the count-only query is short (about 10 s) and varies most from run to run
+RUN_ORDER = "CTCTC"
+"""The cost-0 measurement's runs in the order they are made: C a count-only run (about 5 s of
+batches, the most variable), T a topology run. Alternating them, a machine that speeds up or slows
+down during the section weighs on the ceiling and the topology alike."""
 DATASET = "COUNTRY_SKEW_R80"
 
 
@@ -119,7 +120,7 @@ def _bench_run(topic: str, bootstrap: str, results: Path, run_id: str, grouping:
     return summary, batches
 
 
-def _count_only_rates(topic: str, bootstrap: str, max_offsets: int, runs: int) -> list[tuple[float, int]]:
+def _count_only_rates(topic: str, bootstrap: str, max_offsets: int, runs: int = 1) -> list[tuple[float, int]]:
     """`runs` count-only runs, each in a fresh Python process and JVM like the topology's `bench run`
     (a JVM that ran the query before is warmer): [(records/s, steady batches)]."""
     code = ("import json, sys; from bench.perf.pipeline import _count_only_rate; "
@@ -169,25 +170,28 @@ def run() -> list[Row]:
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{DATASET.lower()}.n{TOPIC_RECORDS}.p{PARTITIONS}"
     _ensure_topic(bootstrap, topic, TOPIC_RECORDS, TOPIC_RECORDS)
-    # The baseline runs bracket the topology run (one before it, the others after it), so that a
-    # machine that speeds up or slows down during the section weighs on both sides alike.
-    baselines = _count_only_rates(topic, bootstrap, BATCH, runs=1)
     stamp = time.strftime("%Y%m%dT%H%M%S")
     with tempfile.TemporaryDirectory() as tmp:
         results = Path(tmp)
-        summary, batches = _bench_run(topic, bootstrap, results, f"perf-pipeline-{stamp}", "KEY",
-                                      master="local[*]", cost_ms=0.0, max_offsets=BATCH)
-        baselines += _count_only_rates(topic, bootstrap, BATCH, runs=BASELINE_RUNS - 1)
+        baselines, topology = [], []
+        for k, kind in enumerate(RUN_ORDER):
+            if kind == "C":
+                baselines += _count_only_rates(topic, bootstrap, BATCH)
+            else:
+                summary, batches = _bench_run(topic, bootstrap, results, f"perf-pipeline-{stamp}-{k}", "KEY",
+                                              master="local[*]", cost_ms=0.0, max_offsets=BATCH)
+                topology.append((*steady_rate(batches), summary["status"]))
         ceiling = statistics.median(rate for rate, _ in baselines)
         rows = [Row.measured(SECTION, "baseline: Spark count-only query", ceiling, "records/s", ceiling,
-                             note=f"median of {len(baselines)} runs in fresh JVMs, one before and "
-                                  f"{len(baselines) - 1} after the topology run "
-                                  f"({', '.join(f'{rate / 1000:.1f}k' for rate, _ in baselines)}), "
+                             note=f"median of {len(baselines)} runs in fresh JVMs, alternating with the "
+                                  f"topology's ({', '.join(f'{rate / 1000:.1f}k' for rate, _ in baselines)}), "
                                   f"{baselines[0][1]} steady batches of {BATCH:,} each")]
-        rate, n = steady_rate(batches)
+        rate = statistics.median(rate for rate, _, _ in topology)
         rows.append(Row.measured(SECTION, "topology KEY, cost 0, 2M records", rate, "records/s", ceiling,
-                                 note=f"{n} steady batches, A = {AGGREGATORS}; status {summary['status']}; "
-                                      "target is ratio >= 0.3"))
+                                 note=f"median of {len(topology)} runs "
+                                      f"({', '.join(f'{r / 1000:.1f}k' for r, _, _ in topology)}), "
+                                      f"{topology[0][1]} steady batches each, A = {AGGREGATORS}; status "
+                                      f"{', '.join(sorted({st for _, _, st in topology}))}; target is ratio >= 0.3"))
         rows[-1].target, rows[-1].meets_target = None, (rows[-1].ratio or 0) >= 0.3
 
         for grouping in GROUPINGS:
