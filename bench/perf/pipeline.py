@@ -120,20 +120,17 @@ def _bench_run(topic: str, bootstrap: str, results: Path, run_id: str, grouping:
     return summary, batches
 
 
-def _count_only_rates(topic: str, bootstrap: str, max_offsets: int, runs: int = 1) -> list[tuple[float, int]]:
-    """`runs` count-only runs, each in a fresh Python process and JVM like the topology's `bench run`
-    (a JVM that ran the query before is warmer): [(records/s, steady batches)]."""
+def _count_only_in_fresh_process(topic: str, bootstrap: str, max_offsets: int) -> tuple[float, int]:
+    """One count-only run in a fresh Python process and JVM, like the topology's `bench run` (a JVM
+    that ran the query before is warmer): (records/s, steady batches)."""
     code = ("import json, sys; from bench.perf.pipeline import _count_only_rate; "
             "print(json.dumps(_count_only_rate(sys.argv[1], sys.argv[2], int(sys.argv[3]))))")
-    out = []
-    for _ in range(runs):
-        proc = subprocess.run([sys.executable, "-c", code, topic, bootstrap, str(max_offsets)],
-                              capture_output=True, text=True, timeout=600)
-        if proc.returncode != 0:
-            raise RuntimeError(f"count-only query failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
-        rate, batches = json.loads(proc.stdout.strip().splitlines()[-1])
-        out.append((float(rate), int(batches)))
-    return out
+    proc = subprocess.run([sys.executable, "-c", code, topic, bootstrap, str(max_offsets)],
+                          capture_output=True, text=True, timeout=600)
+    if proc.returncode != 0:
+        raise RuntimeError(f"count-only query failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
+    rate, batches = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(rate), int(batches)
 
 
 def _count_only_rate(topic: str, bootstrap: str, max_offsets: int) -> tuple[float, int]:
@@ -176,7 +173,7 @@ def run() -> list[Row]:
         baselines, topology = [], []
         for k, kind in enumerate(RUN_ORDER):
             if kind == "C":
-                baselines += _count_only_rates(topic, bootstrap, BATCH)
+                baselines.append(_count_only_in_fresh_process(topic, bootstrap, BATCH))
             else:
                 summary, batches = _bench_run(topic, bootstrap, results, f"perf-pipeline-{stamp}-{k}", "KEY",
                                               master="local[*]", cost_ms=0.0, max_offsets=BATCH)

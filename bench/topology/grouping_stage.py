@@ -123,8 +123,8 @@ def routing_summary(workers_of: np.ndarray, keys: np.ndarray, counts: np.ndarray
     W) and `"pairs": [[worker, key], ...]`, its distinct pairs sorted by (worker, key)."""
     # Key codes in sorted key order, so that sorting (worker, code) sorts (worker, key).
     codes, distinct_keys = pd.factorize(keys, sort=True)
-    pairs = np.unique(workers_of.astype(np.int64) * max(len(distinct_keys), 1) + codes)
-    pair_workers, pair_codes = np.divmod(pairs, max(len(distinct_keys), 1))
+    n_keys = max(len(distinct_keys), 1)
+    pair_workers, pair_codes = np.divmod(np.unique(workers_of.astype(np.int64) * n_keys + codes), n_keys)
     return {
         "loads": np.bincount(workers_of, weights=counts, minlength=workers).astype(np.int64).tolist(),
         "tuples": np.bincount(workers_of, minlength=workers).tolist(),
