@@ -36,6 +36,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from bench.topology.python_workers import freeze_after_warm_up
+
 PACKED_COLUMNS = ["offset", "idx", "event_ms", "key", "count"]
 """The per-tuple columns `pack` turns into arrays (named `<column>_list`)."""
 
@@ -90,6 +92,7 @@ def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         packed = table.append_column("event_ms", event_ms).group_by(["splitter", "partition"], use_threads=False)
         packed = packed.aggregate([(name, "list") for name in PACKED_COLUMNS])
         yield from packed.select([field.name for field in PACKED_SCHEMA]).to_batches()
+    freeze_after_warm_up("pack")
 
 
 def unpack(packed: pd.DataFrame) -> pd.DataFrame:
@@ -209,6 +212,7 @@ class GroupingProcessor(StatefulProcessor):
                                      params=self.params, clock=self.clock)
         self.state.update(new_state)
         yield out
+        freeze_after_warm_up(f"grouping:{self.grouping}")
 
     def close(self) -> None:
         pass

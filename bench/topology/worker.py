@@ -22,6 +22,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from bench.topology.grouping_stage import ROUTED_COLUMN
+from bench.topology.python_workers import freeze_after_warm_up
 
 WORKER_METRICS = "workers"
 """Observed metrics of this stage, per batch: `rows` (tuples that reached the worker tasks) and
@@ -68,6 +69,7 @@ def make_cost_udf(cost_ms: float, cost_every: int):
         from pyspark import TaskContext
 
         simulate_cost(len(worker), cost_ms, cost_every, TaskContext.get().taskAttemptId())
+        freeze_after_warm_up("worker-cost")
         return pd.Series(True, index=worker.index, dtype=bool)
 
     # Non-deterministic: the optimizer must neither drop nor duplicate the call (it sleeps).
