@@ -4,8 +4,8 @@ A reused PySpark worker runs a full `gc.collect()` after every task (`pyspark/da
 a full collection walks every container object the process holds. With numpy, pandas, pyarrow and
 pyspark.sql imported that is about 73,000 objects and 20-25 ms per task; once DYNAMIC_KEY's
 numba-compiled functions are loaded, about 157,000 objects and 60 ms (2026-11-24, this machine
-kind). The collection runs after the task has sent its output, but on the worker's CPU and before
-that worker can take the next task, which is often the next stage of the same batch.
+kind). The collection runs after the task has sent its output, but it takes one of the machine's
+cores, and the worker takes no task before it ends.
 
 `gc.freeze()` moves every object that exists at its call into a permanent generation that
 collections skip; reference counting still frees those objects when they are no longer used, so
