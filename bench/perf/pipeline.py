@@ -31,8 +31,8 @@ instances in turn; on a machine with more cores than this one's two, that choice
 
 The cost-0 figures are medians over runs in fresh processes, made in the order RUN_ORDER: three
 count-only runs and two topology runs, alternating. Single count-only runs ranged from 150,000 to
-250,000 records/s on 2026-11-22 and from 295,000 to 430,000 on 2026-11-24 on this shared machine,
-single topology runs from 93,000 to 133,000 on 2026-11-24. Each cost case is one run (about 1.5
+250,000 records/s on 2026-11-22 and from 290,000 to 430,000 on 2026-11-24 on this shared machine,
+single topology runs from 93,000 to 144,000 on 2026-11-24. Each cost case is one run (about 1.5
 minutes): its figure is the rate over all its steady batches, and the note gives the batch count.
 """
 
