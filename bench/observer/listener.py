@@ -24,7 +24,6 @@ import logging
 log = logging.getLogger(__name__)
 
 LISTENER_INTERFACE = "org.apache.spark.sql.streaming.PythonStreamingQueryListener"
-LISTENER_WRAPPER = "org.apache.spark.sql.streaming.PythonStreamingQueryListenerWrapper"
 
 
 class ProgressListener:
@@ -53,10 +52,7 @@ class ProgressListener:
 
         gateway = spark.sparkContext._gateway
         ensure_callback_server_started(gateway)
-        wrapper = gateway.jvm
-        for part in LISTENER_WRAPPER.split("."):
-            wrapper = getattr(wrapper, part)
-        self._jlistener = wrapper(self)
+        self._jlistener = gateway.jvm.org.apache.spark.sql.streaming.PythonStreamingQueryListenerWrapper(self)
         spark._jsparkSession.streams().addListener(self._jlistener)
 
     def detach(self, spark) -> None:
