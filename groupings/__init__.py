@@ -1,4 +1,6 @@
-"""Stream groupings of the reference DKG experiments: SHUFFLE, KEY, PARTIAL_KEY, DYNAMIC_KEY.
+"""Stream groupings: the reference DKG experiments' SHUFFLE, KEY, PARTIAL_KEY, DYNAMIC_KEY, and the
+groupings of the systems that followed: SLB's D_CHOICES and W_CHOICES, Flink's KEY_GROUP (key
+groups) and RisingWave's VNODE (virtual nodes), whose workers own groups of keys and reschedule.
 
 Pure Python (numpy, mmh3; numba compiles the batch loops lazily); nothing of Spark or Kafka.
 One `Grouping` object is one reference grouping instance (one per splitter/source):
@@ -8,37 +10,46 @@ One `Grouping` object is one reference grouping instance (one per splitter/sourc
     task = g.choose("Turkey", now_ms)           # one tuple
     tasks = g.route(keys, now_ms_array)         # a batch, equal to choose in order
 
-Behaviour is reference-exact: shared/reference/dkg-reference.md (the spec) §1-§8, §13.
+Behaviour is reference-exact: shared/reference/dkg-reference.md (the spec) §1-§8, §13 and
+Appendix A; shared/reference/rescaling.md §1-2 for KEY_GROUP and VNODE.
 """
 
 from groupings.base import Grouping
 from groupings.dynamic_key import DynamicKeyDownGrouping, DynamicKeyGrouping
 from groupings.hashing import HashIndexError
 from groupings.key import KeyGrouping
+from groupings.key_group import KeyGroupGrouping
 from groupings.keyspace import KeyItem, KeySpace, KeySpaceView
+from groupings.ownership import OwnershipGrouping
 from groupings.partial_key import PartialKeyGrouping
 from groupings.registry import (
     GROUPINGS,
+    REFERENCE_GROUPINGS,
     VARIANTS,
     create_grouping,
     grouping_class,
     grouping_parameters,
 )
 from groupings.shuffle import ShuffleGrouping
+from groupings.vnode import VNodeGrouping
 
 __all__ = [
     "GROUPINGS",
+    "REFERENCE_GROUPINGS",
     "VARIANTS",
     "DynamicKeyDownGrouping",
     "DynamicKeyGrouping",
     "Grouping",
     "HashIndexError",
+    "KeyGroupGrouping",
     "KeyGrouping",
     "KeyItem",
     "KeySpace",
     "KeySpaceView",
+    "OwnershipGrouping",
     "PartialKeyGrouping",
     "ShuffleGrouping",
+    "VNodeGrouping",
     "create_grouping",
     "grouping_class",
     "grouping_parameters",

@@ -11,7 +11,7 @@ Ids are an implementation detail: interning a key changes no routing decision.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from itertools import repeat
 from typing import Any
 
@@ -54,17 +54,24 @@ class KeyTable:
             which may be negative for a `Long.MIN_VALUE` hash (see `has_negative_index`).
         java_hash: also keep column `spread` (int64), the Java `HashMap` spread of the key's
             `String.hashCode` (KeySpace iteration order, §7.4).
+        group_of: also keep column `group` (int64), `group_of(key)`: the key group or vnode of
+            the key, for the groupings whose workers own groups of keys (KEY_GROUP, VNODE).
 
     Columns have a capacity of at least `len(self)` rows; rows `>= len(self)` are unused. A column
     array may be reallocated by any call that interns keys, so fetch it again afterwards.
     """
 
     def __init__(
-        self, num_workers: int | None = None, seeds: Sequence[int] = (), java_hash: bool = False
+        self,
+        num_workers: int | None = None,
+        seeds: Sequence[int] = (),
+        java_hash: bool = False,
+        group_of: Callable[[str], int] | None = None,
     ) -> None:
         self.num_workers = num_workers
         self.seeds = tuple(seeds)
         self.java_hash = bool(java_hash)
+        self.group_of = group_of
         self.has_negative_index = False
         self._ids: dict[str, int] = {}
         self._keys: list[str] = []
@@ -75,6 +82,8 @@ class KeyTable:
             self.add_column(index_column_name(seed), np.int64, -1)
         if self.java_hash:
             self.add_column("spread", np.int64, 0)
+        if self.group_of is not None:
+            self.add_column("group", np.int64, -1)
 
     # -- columns ---------------------------------------------------------------------------------
     def add_column(self, name: str, dtype: npt.DTypeLike, fill: Any) -> None:
@@ -169,6 +178,8 @@ class KeyTable:
                 self._columns[index_column_name(seed)][key_id] = idx
         if self.java_hash:
             self._columns["spread"][key_id] = hashmap_spread(java_string_hash(key))
+        if self.group_of is not None:
+            self._columns["group"][key_id] = self.group_of(key)
         return key_id
 
     def _grow(self, capacity: int) -> None:

@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 
 import groupings
-from groupings import GROUPINGS, VARIANTS, create_grouping, grouping_parameters
+from groupings import GROUPINGS, REFERENCE_GROUPINGS, VARIANTS, create_grouping, grouping_parameters
 
 
 def test_registered_names() -> None:
-    assert GROUPINGS == ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
+    assert REFERENCE_GROUPINGS == ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
+    assert GROUPINGS == REFERENCE_GROUPINGS + ("KEY_GROUP", "VNODE")
     assert VARIANTS == ("DYNAMIC_KEY_DOWN",)
     for name in GROUPINGS + VARIANTS:
         g = create_grouping(name, 3)
