@@ -11,6 +11,7 @@ STAMP  := $(VENV)/.installed
 
 # Bench parameters (see `python -m bench run --help`); ARGS passes any other option verbatim.
 GROUPING ?= DYNAMIC_KEY
+GROUPINGS ?=
 DATASET  ?=
 WORKERS  ?=
 SPLITTERS ?=
@@ -30,7 +31,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
-	@echo "make bench-all                    the four groupings on the same topic, one comparison table"
+	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf                         benchmarks: routing, producer, pipeline, simulator"
@@ -71,7 +72,7 @@ bench: up
 	$(PY) -m bench run --grouping $(GROUPING) $(BENCH_OPTS)
 
 bench-all: up
-	$(PY) -m bench run-all $(BENCH_OPTS)
+	$(PY) -m bench run-all $(if $(GROUPINGS),--groupings $(GROUPINGS)) $(BENCH_OPTS)
 
 perf: up
 	$(PY) -m bench.perf

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from bench.cli.simulate import parse_assignments
 from bench.topology.config import GROUPING_CLOCKS, TopologyConfig
+from groupings import GROUPINGS
 
 
 def _common(p) -> None:
@@ -67,16 +68,16 @@ def add_parsers(subparsers) -> None:
                     "Spark Structured Streaming job, until every record is processed and the last windows "
                     "are closed; writes results/<run_id>/ and prints a summary.",
     )
-    p.add_argument("--grouping", default="DYNAMIC_KEY", help="SHUFFLE | KEY | PARTIAL_KEY | DYNAMIC_KEY")
+    p.add_argument("--grouping", default="DYNAMIC_KEY", help=" | ".join(GROUPINGS))
     p.add_argument("--run-id", help="name of the run; the same id resumes a stopped run from its checkpoint")
     _common(p)
     p.set_defaults(handler=handle_run)
 
     a = subparsers.add_parser(
-        "run-all", help="the four groupings on the same input topic, one comparison table",
-        description="Replay once, then run SHUFFLE, KEY, PARTIAL_KEY and DYNAMIC_KEY on the same topic.",
+        "run-all", help="every grouping on the same input topic, one comparison table",
+        description=f"Replay once, then run each grouping ({', '.join(GROUPINGS)} by default) on the same topic.",
     )
-    a.add_argument("--groupings", default="SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY", help="comma-separated list")
+    a.add_argument("--groupings", default=",".join(GROUPINGS), help="comma-separated list (default: all)")
     a.add_argument("--run-id", help="prefix of the runs' ids (each run is <prefix>-<grouping>)")
     _common(a)
     a.set_defaults(handler=handle_run_all)

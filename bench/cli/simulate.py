@@ -42,7 +42,7 @@ def add_parsers(subparsers) -> None:
                     "(its Kafka timestamps), with the observer's metric code; writes one run record per "
                     "(grouping, workers) point and prints a summary table.",
     )
-    p.add_argument("--grouping", default="all", help="G[,G...] or 'all' (SHUFFLE,KEY,PARTIAL_KEY,DYNAMIC_KEY)")
+    p.add_argument("--grouping", default="all", help="G[,G...] or 'all' (every name of groupings.GROUPINGS)")
     p.add_argument("--dataset", required=True, help="dataset name (python -m datasets list)")
     p.add_argument("--dataset-param", action="append", metavar="K=V", help="dataset parameter, repeatable")
     p.add_argument("--workers", default="10", help="W[,W...] (default 10)")

@@ -10,12 +10,13 @@ from pathlib import Path
 import pytest
 
 from bench.__main__ import main as bench_main
+from groupings import GROUPINGS
 from tests.conftest import E2E_FAST, E2E_MALFORMED
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 
-@pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY"])
+@pytest.mark.parametrize("grouping", GROUPINGS)
 def test_simulate_from_topic_equals_the_streaming_run(stack, input_topic, stream_runs, grouping, tmp_path,
                                                        monkeypatch):
     monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)

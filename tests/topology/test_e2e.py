@@ -20,6 +20,7 @@ import pytest
 
 from bench.run import prepare, run_stream
 from bench.topology.sink import read_aggregates
+from groupings import GROUPINGS
 from tests.conftest import E2E_MALFORMED as MALFORMED
 from tests.conftest import E2E_PARTITIONS as PARTITIONS
 from tests.conftest import e2e_options
@@ -45,7 +46,7 @@ def totals_by_key(aggregates: dict[str, dict]) -> dict[str, int]:
     return out
 
 
-@pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY"])
+@pytest.mark.parametrize("grouping", GROUPINGS)
 def test_topology_end_to_end(stack, stream_runs, input_topic, grouping):
     weights, total = input_topic.weights, input_topic.total
     summary = stream_runs[grouping]

@@ -16,6 +16,7 @@ from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVI
 from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets
 from bench.topology.worker import sleeps_for
+from groupings import GROUPINGS
 
 
 def rows(n: int, seed: int = 0) -> pd.DataFrame:
@@ -29,7 +30,7 @@ def rows(n: int, seed: int = 0) -> pd.DataFrame:
     })
 
 
-@pytest.mark.parametrize("grouping", ["SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY"])
+@pytest.mark.parametrize("grouping", GROUPINGS)
 def test_route_batch_equals_sequential_choose_whatever_the_batches_and_row_order(grouping):
     from groupings import create_grouping
 
