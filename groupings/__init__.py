@@ -31,12 +31,15 @@ from groupings.registry import (
     grouping_parameters,
 )
 from groupings.shuffle import ShuffleGrouping
+from groupings.slb import DChoicesGrouping, WChoicesGrouping
+from groupings.space_saving import SpaceSaving
 from groupings.vnode import VNodeGrouping
 
 __all__ = [
     "GROUPINGS",
     "REFERENCE_GROUPINGS",
     "VARIANTS",
+    "DChoicesGrouping",
     "DynamicKeyDownGrouping",
     "DynamicKeyGrouping",
     "Grouping",
@@ -49,7 +52,9 @@ __all__ = [
     "OwnershipGrouping",
     "PartialKeyGrouping",
     "ShuffleGrouping",
+    "SpaceSaving",
     "VNodeGrouping",
+    "WChoicesGrouping",
     "create_grouping",
     "grouping_class",
     "grouping_parameters",

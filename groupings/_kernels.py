@@ -107,9 +107,132 @@ def dkg_route_loop(  # type: ignore[no-untyped-def]
     return n_new
 
 
+def slb_route_loop(  # type: ignore[no-untyped-def]
+    w_choices, ids, start, resume, out, n, theta, epsilon, base_pow, top_pow, first, second, slot_of,
+    drow, dchoices, ss_ids, ss_counts, ss_errors, ss_stamps, ss_meta, messages, sent, head_sent,
+):
+    """D_CHOICES / W_CHOICES on a batch (dkg-reference.md Appendix A; groupings.slb).
+
+    Per tuple: count it in m, offer its key to the SpaceSaving summary (stream-lib's tie rules,
+    groupings.space_saving), then route a head key to the least loaded of its candidates (all
+    workers for W, or d >= n for D; else D's d hash choices) and a tail key by PARTIAL_KEY.
+
+    Args:
+        w_choices: True for W_CHOICES, False for D_CHOICES;
+        ids: int64 (m,) key ids; start: first tuple to route; resume: tuple `start` was already
+            counted and offered by the previous call (it stopped there, see Returns);
+        out: int32 (m,), written; n: workers; theta: float32 head threshold; epsilon: D's
+            tolerance; base_pow: float64 (capacity*n + 1,), `b ** float(x)` at x, b = (n-1)/n;
+            top_pow: float64 (n + 1,), `(1 - b ** float(d)) ** float(d)` at d (D's powers,
+            computed once by groupings.slb.base_powers: the same values as calling pow here);
+            first, second: int64 per key id, PKG's seed-13 and seed-17 indices;
+        slot_of: int64 per key id, its summary slot or -1; drow: int64 per key id, its row in
+            `dchoices` or -1 (D only); dchoices: int64 (rows, n-1), D's hash choices per key;
+        ss_ids, ss_counts, ss_errors, ss_stamps: int64 (capacity,), the summary's counters;
+        ss_meta: int64 [size, next stamp, top slot]; messages: int64 [m];
+        sent: int64 (n,), the instance's loads; head_sent: int64 (n,), the head keys' part.
+    Returns: `ids.shape[0]` when done, or the index of a D head tuple whose key has no row in
+        `dchoices` yet (the caller adds it and calls again with `resume`).
+    All state arrays are updated in place.
+    """
+    capacity = ss_ids.shape[0]
+    m = messages[0]
+    for j in range(start, ids.shape[0]):
+        k = ids[j]
+        if not (resume and j == start):
+            m += 1
+            stamp = ss_meta[1]
+            ss_meta[1] = stamp + 1
+            s = slot_of[k]
+            if s >= 0:
+                ss_counts[s] += 1
+            else:
+                size = ss_meta[0]
+                if size < capacity:
+                    s = size
+                    ss_meta[0] = size + 1
+                    ss_counts[s] = 1
+                    ss_errors[s] = 0
+                else:  # evict the counter longest in the smallest-count bucket
+                    s = 0
+                    for i in range(1, size):
+                        if ss_counts[i] < ss_counts[s] or (
+                            ss_counts[i] == ss_counts[s] and ss_stamps[i] < ss_stamps[s]
+                        ):
+                            s = i
+                    slot_of[ss_ids[s]] = -1
+                    low = ss_counts[s]
+                    ss_counts[s] = low + 1
+                    ss_errors[s] = low
+                ss_ids[s] = k
+                slot_of[k] = s
+            ss_stamps[s] = stamp
+            top = ss_meta[2]
+            if top < 0 or ss_counts[s] > ss_counts[top]:
+                ss_meta[2] = s
+        s = slot_of[k]
+        fm = np.float32(m)
+        p = (np.float32(ss_counts[s]) + np.float32(ss_errors[s])) / fm
+        best = 0
+        if p > theta:
+            d = n
+            if not w_choices:
+                size = ss_meta[0]
+                p_head = 0.0
+                h = 0
+                # Below this (c + e) a counter cannot pass the float test: skip its division.
+                surely_tail = np.int64(np.float64(theta) * m * (1.0 - 2.0**-20))
+                for i in range(size):
+                    if ss_counts[i] + ss_errors[i] >= surely_tail:
+                        q = (np.float32(ss_counts[i]) + np.float32(ss_errors[i])) / fm
+                        if q > theta:
+                            p_head += q
+                            h += 1
+                top = ss_meta[2]
+                p_top = np.float64((np.float32(ss_counts[top]) + np.float32(ss_errors[top])) / fm)
+                p_tail = 1 - p_head
+                d = max(1, np.int64(np.floor(p_top * n + 0.5)))
+                while d < n:  # groupings.slb.choice_count (d >= n: every worker at once)
+                    head_term = 1 - base_pow[h * d]
+                    holds_head = p_head + p_tail * head_term * head_term <= head_term + epsilon
+                    top_term = 1 - base_pow[d]
+                    holds_top = (
+                        p_top + (p_head - p_top) * top_pow[d]
+                        + p_tail * top_term * top_term
+                        <= top_term + epsilon
+                    )
+                    if d + 1 > n or (holds_head and holds_top):
+                        break
+                    d += 1
+            if d < n:
+                r = drow[k]
+                if r < 0:
+                    messages[0] = m
+                    return j
+                best = dchoices[r, 0]
+                for i in range(1, d):
+                    c = dchoices[r, i]
+                    if sent[c] < sent[best]:
+                        best = c
+            else:
+                for i in range(1, n):
+                    if sent[i] < sent[best]:
+                        best = i
+            head_sent[best] += 1
+        else:
+            a = first[k]
+            b = second[k]
+            best = b if sent[a] > sent[b] else a
+        sent[best] += 1
+        out[j] = best
+    messages[0] = m
+    return ids.shape[0]
+
+
 _PYTHON: dict[str, Callable[..., Any]] = {
     "pkg_route_loop": pkg_route_loop,
     "dkg_route_loop": dkg_route_loop,
+    "slb_route_loop": slb_route_loop,
 }
 _COMPILED: dict[str, Callable[..., Any]] = {}
 

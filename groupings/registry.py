@@ -11,6 +11,7 @@ from groupings.key import KeyGrouping
 from groupings.key_group import KeyGroupGrouping
 from groupings.partial_key import PartialKeyGrouping
 from groupings.shuffle import ShuffleGrouping
+from groupings.slb import DChoicesGrouping, WChoicesGrouping
 from groupings.vnode import VNodeGrouping
 
 _REFERENCE: dict[str, type[Grouping]] = {
@@ -18,7 +19,8 @@ _REFERENCE: dict[str, type[Grouping]] = {
     for cls in (ShuffleGrouping, KeyGrouping, PartialKeyGrouping, DynamicKeyGrouping)
 }
 _SUCCESSORS: dict[str, type[Grouping]] = {
-    cls.name: cls for cls in (KeyGroupGrouping, VNodeGrouping)
+    cls.name: cls
+    for cls in (DChoicesGrouping, WChoicesGrouping, KeyGroupGrouping, VNodeGrouping)
 }
 _VARIANTS: dict[str, type[Grouping]] = {DynamicKeyDownGrouping.name: DynamicKeyDownGrouping}
 
@@ -67,7 +69,8 @@ def create_grouping(name: str, num_workers: int, *, start_ms: int = 0, **params:
         params: strategy parameters; DYNAMIC_KEY takes distinct_key_count=100, warm_up_ms=15000,
             check_interval_ms=60000, initial_pool_size=2, maintenance_period_ms=15000,
             old_promotion_every=4 (the reference values); KEY_GROUP takes max_parallelism (Flink's
-            default rule); VNODE takes vnodes=256.
+            default rule); VNODE takes vnodes=256; D_CHOICES takes t=10 (theta = 2/(n*t)) and
+            epsilon=0.0001, W_CHOICES takes t=10.
     Returns: a fresh `Grouping`.
     Raises: ValueError: unknown name (the message lists the valid ones), `num_workers` not an
         integer >= 1, or a bad parameter value; TypeError: a parameter the grouping does not take

@@ -14,7 +14,7 @@ from groupings import GROUPINGS, REFERENCE_GROUPINGS, VARIANTS, create_grouping,
 
 def test_registered_names() -> None:
     assert REFERENCE_GROUPINGS == ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
-    assert GROUPINGS == REFERENCE_GROUPINGS + ("KEY_GROUP", "VNODE")
+    assert GROUPINGS == REFERENCE_GROUPINGS + ("D_CHOICES", "W_CHOICES", "KEY_GROUP", "VNODE")
     assert VARIANTS == ("DYNAMIC_KEY_DOWN",)
     for name in GROUPINGS + VARIANTS:
         g = create_grouping(name, 3)
