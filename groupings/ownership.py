@@ -104,7 +104,8 @@ class OwnershipGrouping(HashCachedGrouping):
 
     def _choose(self, key: str, now: int) -> int:
         self._bounded_table()
-        group = int(self._table.column("group")[self._table.id_of(key)])
+        key_id = self._table.id_of(key)  # first: interning may reallocate the column
+        group = int(self._table.column("group")[key_id])
         task = int(self._owners[group])
         self._loads[task] += 1
         return task

@@ -237,3 +237,11 @@ def test_bad_reschedule_is_one_clear_error_and_changes_nothing(name: str, target
     with pytest.raises(ValueError, match=match):
         g.reschedule(target)  # type: ignore[arg-type]
     assert g.assignment() == before and g.workers == (0, 1, 2, 3)
+
+
+@pytest.mark.parametrize("name", ["KEY_GROUP", "VNODE"])
+def test_choose_equals_route_past_the_key_cache_growth(name: str) -> None:
+    """Regression: `choose` read the group column before interning grew it (IndexError at key 17)."""
+    keys = [f"key-{i}" for i in range(200)] * 2
+    a, b = create_grouping(name, 7), create_grouping(name, 7)
+    assert [a.choose(k, 0) for k in keys] == b.route(keys, 0).tolist()
