@@ -296,14 +296,14 @@ class DChoicesGrouping(_SlbGrouping):
 
     def head_choices(self) -> int:
         """d for a head key now, from the summary's current p_top, p_H and |H| (>= n: all)."""
-        if self.messages == 0 or len(self._sketch) == 0:
+        sketch, size = self._sketch, len(self._sketch)
+        if self.messages == 0 or size == 0:
             return 1
-        counters = self._sketch.top_k()
-        probabilities = [item_probability(c.count, c.error, self.messages) for c in counters]
-        head = [float(p) for p in probabilities if p > self.theta]
-        return choice_count(
-            float(probabilities[0]), sum(head), len(head), self.num_workers, self.epsilon
-        )
+        probabilities = item_probability(sketch.counts[:size], sketch.errors[:size], self.messages)
+        head = probabilities[probabilities > self.theta].astype(np.float64)
+        p_top = float(probabilities[sketch.top_slot])  # stream-lib's topK(1)
+        # A sum of float32s in double is exact here, so its order (stream-lib's) does not matter.
+        return choice_count(p_top, float(head.sum()), head.size, self.num_workers, self.epsilon)
 
     def _head_candidates(self, key: str, key_id: int) -> Sequence[int]:
         d = self.head_choices()

@@ -207,11 +207,14 @@ class SpaceSaving:
         return f"SpaceSaving(capacity={self.capacity}, size={len(self)})"
 
 
-def item_probability(count: int, error: int, messages: int) -> np.float32:
+def item_probability(count: Any, error: Any, messages: int) -> Any:
     """SLB's frequency estimate of a monitored key, in Java `float` arithmetic.
 
-    Args: count, error: the key's counter; messages: m, the messages this instance has seen.
-    Returns: `((float) count + (float) error) / (float) m` as float32.
+    Args: count, error: the key's counter (ints, or int arrays of the same shape); messages: m,
+        the messages this instance has seen.
+    Returns: `((float) count + (float) error) / (float) m`: a float32, or a float32 array.
     Source: SLBSimulator `LBDChoice.getTopK` / `getPHead` / `getPTop`.
     """
-    return (np.float32(count) + np.float32(error)) / np.float32(messages)
+    counts = np.asarray(count).astype(np.float32)
+    errors = np.asarray(error).astype(np.float32)
+    return ((counts + errors) / np.float32(messages))[()]

@@ -55,6 +55,34 @@ def median_rate(
     return Rate(statistics.median(runs), runs)
 
 
+def alternating_rates(
+    cases: dict[str, tuple[Callable[[Any], Any], Callable[[], Any]]],
+    n_items: int,
+    repeats: int = 5,
+    warmup: int = 1,
+) -> dict[str, Rate]:
+    """Median throughput of several cases timed in turn (A B A B ...), so that each is measured
+    under the same, drifting, machine load as the others: for ratios between them.
+
+    Args: cases: name -> (fn, setup), timed as `fn(setup())` (setup untimed); n_items: items per
+        call; repeats: timed rounds; warmup: untimed rounds before them.
+    Returns: name -> `Rate` (median items/s, with every round's rate in `.runs`).
+    Raises: ValueError: `repeats < 1` or `n_items < 1`.
+    """
+    if repeats < 1 or n_items < 1:
+        raise ValueError("repeats and n_items must be >= 1")
+    runs: dict[str, list[float]] = {name: [] for name in cases}
+    for round_ in range(warmup + repeats):
+        for name, (fn, setup) in cases.items():
+            arg = setup()
+            start = time.perf_counter()
+            fn(arg)
+            elapsed = time.perf_counter() - start
+            if round_ >= warmup:
+                runs[name].append(n_items / max(elapsed, 1e-12))
+    return {name: Rate(statistics.median(r), r) for name, r in runs.items()}
+
+
 @dataclass
 class Row:
     """One measured case of a perf section.

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 import numpy.typing as npt
 
-from bench.perf._harness import Row, median_rate
+from bench.perf._harness import Row, alternating_rates, median_rate
 from groupings import GROUPINGS, create_grouping
 from groupings.hashing import as_long
 
@@ -44,7 +44,7 @@ RELATIVE_TARGETS = {
     "W_CHOICES": ("PARTIAL_KEY", 0.5),
 }
 """The later groupings' targets: a fraction of their closest reference grouping's route rate,
-measured in the same run (KEY_GROUP and VNODE add a table look-up to KEY's hash, D/W_CHOICES a
+measured in the same run, the two timed in turn (A B A B ...) (KEY_GROUP and VNODE add a table look-up to KEY's hash, D/W_CHOICES a
 heavy-hitter sketch to PARTIAL_KEY's two choices)."""
 COMPILED = ("PARTIAL_KEY", "DYNAMIC_KEY", "D_CHOICES", "W_CHOICES")
 """Groupings whose `route` runs a numba loop (the others are plain numpy)."""
@@ -122,21 +122,28 @@ def run() -> list[Row]:
     baseline = median_rate(lambda: np.abs(hashes) % WORKERS, TUPLES)
 
     rows = [Row.measured(SECTION, "baseline: numpy abs(hash) % n", baseline, "tuples/s", baseline)]
-    rates: dict[str, float] = {}
+    def route(g):  # type: ignore[no-untyped-def]
+        return g.route(keys, now)
+
+    def fresh(name: str):  # type: ignore[no-untyped-def]
+        return lambda: create_grouping(name, WORKERS, start_ms=T0)
+
     for name in GROUPINGS:
         cold = _cold_compile_seconds(name) if name in COMPILED else None
         first = _first_call_seconds(name, keys, now)
-        rate = median_rate(
-            lambda g: g.route(keys, now),
-            TUPLES,
-            setup=lambda name=name: create_grouping(name, WORKERS, start_ms=T0),
-        )
-        rates[name] = rate
         target, against = TARGETS.get(name), ""
         if name in RELATIVE_TARGETS:
+            # Timed in turn with its peer, so that both see the same machine load.
             peer, fraction = RELATIVE_TARGETS[name]
-            target = fraction * rates[peer]
-            against = f"target {fraction} x {peer} ({rate / rates[peer]:.2f} x); "
+            paired = alternating_rates({name: (route, fresh(name)), peer: (route, fresh(peer))}, TUPLES)
+            rate = paired[name]
+            target = fraction * paired[peer]
+            against = (
+                f"target {fraction} x {peer} timed in turn with it ({peer} {paired[peer] / 1e6:.2f}M, "
+                f"{rate / paired[peer]:.2f} x); "
+            )
+        else:
+            rate = median_rate(route, TUPLES, setup=fresh(name))
         note = against + (f"numba compile (empty cache) {cold:.2f} s; " if cold is not None else "") + (
             f"1st call here {first:.2f} s; runs " + " ".join(f"{r / 1e6:.2f}M" for r in rate.runs)
         )

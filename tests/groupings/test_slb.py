@@ -83,6 +83,8 @@ def test_space_saving_error_bounds(keys: list[str], capacity: int) -> None:
     for c in counters:
         assert c.count - c.error <= exact[c.key] <= c.count
         assert c.error <= len(keys) / capacity
+    top = sketch.top_slot  # kept up to date per offer; must be topK(1)
+    assert sketch.table.key_of(int(sketch.ids[top])) == counters[0].key
     monitored = {c.key for c in counters}
     assert {k for k, v in exact.items() if v > len(keys) / capacity} <= monitored
 
