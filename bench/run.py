@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.results.record import RESULTS_DIR, RunRecord, check_run_id, new_run_id
@@ -91,6 +91,8 @@ class Prepared:
     influx_database: str
     topic_exists: bool
     stack_started: bool = False
+    replay_total: int | None = None
+    """Records the replay puts in the topic (None: --no-replay, the topic is consumed as it is)."""
 
 
 def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Prepared:
@@ -147,10 +149,19 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     if not topic_exists and not options.replay:
         raise RunError(f"topic {topic!r} does not exist on {bootstrap} (and --no-replay was given): "
                        "replay a dataset into it first, or drop --no-replay")
-    if topic_exists:
+    if topic_exists and not options.replay:
         found = len(md.topics[topic].partitions)
         if options.partitions is not None and found != options.partitions:
             raise RunError(f"topic {topic!r} has {found} partitions, not {options.partitions}")
+    replay_total = None
+    if options.replay:
+        # Complete, a prefix (resumed by run_stream) or something else (an error now, before Spark).
+        from producers import ReplayMismatch, expected_records, inspect_topic
+
+        replay_total = expected_records(dataset, options.limit)
+        state = inspect_topic(bootstrap, topic, replay_total, partitions, timeout_s=15)
+        if state.state == "mismatch":
+            raise RunError(str(state.mismatch_error(bootstrap))) from None
 
     results_dir = Path(options.results_dir or RESULTS_DIR) / run_id
     checkpoint_dir = Path(options.checkpoint_root) / run_id if options.checkpoint_root else results_dir / "checkpoint"
@@ -168,7 +179,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     return Prepared(options=replace(options, grouping=grouping, partitions=partitions), config=config,
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
-                    topic_exists=topic_exists, stack_started=stack_started)
+                    topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
 
 
 # -- Kafka helpers --------------------------------------------------------------------------------
@@ -237,7 +248,14 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
                 "partitions": o.partitions, "observer_tick_s": o.observer_tick_s,
                 "influx_url": prepared.influx_url, **config.to_dict()}
     dataset_info = {"name": prepared.dataset.name, "fingerprint": prepared.dataset.fingerprint()}
-    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id})
+    attempts = _previous_attempts(record) if resumed else []
+    attempt = {"attempt": len(attempts) + 1, "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "topic_state": None, "records_in_topic_before": None, "records_replayed": 0}
+    # records_replayed stays as written if this attempt is killed; the next attempt's
+    # records_in_topic_before tells how far it got.
+    attempts.append(attempt)
+    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
+                                                        "attempts": attempts})
 
     ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
                                              config.aggregates_topic: 1, config.dlq_topic: 1,
@@ -262,7 +280,15 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
         outputs.append(to_influx)
     distribution = DistributionTopic(config.bootstrap_servers, config.distribution_topic, prepared.run_id)
     outputs.append(lambda row: distribution.send({**tags, **row}))
-    live_input = not prepared.topic_exists  # this run replays the topic while it consumes it
+    state = None
+    if prepared.replay_total is not None:
+        from producers import inspect_topic
+
+        state = inspect_topic(config.bootstrap_servers, config.topic, prepared.replay_total, o.partitions)
+        attempt.update(topic_state=state.state, records_in_topic_before=state.present)
+    # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
+    # resumed replay stamps the first attempt's intended times).
+    live_input = state is not None and state.state in ("absent", "empty")
     observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags, live_input=live_input,
                         outputs=tuple(outputs), record=record)
 
@@ -280,12 +306,20 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     try:
         topology = job.start(spark, config, prepared.splitter_sql, observer)
         observer.start(o.observer_tick_s)
-        if not prepared.topic_exists:
+        if state is not None and state.state == "mismatch":
+            raise RunError(str(state.mismatch_error(config.bootstrap_servers)))
+        if state is not None and state.state != "complete":
             from producers import replay
 
-            log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
+            if state.state == "prefix":
+                log(f"{state.describe()}: resuming the replay with the {state.missing:,} missing records "
+                    "(same partitions and intended timestamps; idempotent producer)")
+            else:
+                log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
             replay_summary = replay(prepared.dataset, config.topic, config.bootstrap_servers,
-                                    partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress)
+                                    partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress,
+                                    resume=True)
+            attempt["records_replayed"] = replay_summary.records
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
@@ -314,11 +348,24 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
         if own_session:
             spark.stop()
 
+    attempt["status"] = status
     summary = summarize(prepared, observer, replay_summary, status, error, influx, distribution, resumed)
+    summary["attempts"] = attempts
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
-                     {"resumed": resumed, "status": status, "experiment_id": experiment_id})
+                     {"resumed": resumed, "status": status, "experiment_id": experiment_id,
+                      "attempts": attempts})
     record.write_summary(summary)
     return summary
+
+
+def _previous_attempts(record: RunRecord) -> list[dict]:
+    """The `attempts` of an earlier run.json of this run (a resume), oldest first."""
+    import json
+
+    try:
+        return list(json.loads((record.path / "run.json").read_text()).get("attempts") or [])
+    except (OSError, ValueError):
+        return []
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
