@@ -64,6 +64,8 @@ class RunOptions:
     max_offsets_per_trigger: int | None = TopologyConfig.max_offsets_per_trigger
     trigger_s: float = TopologyConfig.trigger_s
     grouping_clock: str = TopologyConfig.grouping_clock
+    max_key_bytes: int = TopologyConfig.max_key_bytes
+    """A record with a longer key (UTF-8 bytes) is a dead letter, reason `key too long`."""
     timeout_s: float = 1800.0
     results_dir: Path | None = None
     checkpoint_root: Path | None = None
@@ -436,7 +438,10 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     exact = exact_worker_figures(agg, config.workers)
     last = observer.rows[-1] if observer.rows else {}
     dlq = read_batches(config.results_dir / "dlq")
-    dead_letters = int(len(dlq.drop_duplicates(["partition", "offset"]))) if len(dlq) else 0
+    dlq = dlq.drop_duplicates(["partition", "offset"]) if len(dlq) else dlq
+    dead_letters = int(len(dlq))
+    by_reason = ({str(k): int(v) for k, v in dlq["reason"].value_counts().sort_index().items()}
+                 if len(dlq) else {})
     batches = observer.batches.values()
     split_weight = sum(b["split_weight"] for b in batches)
     expected = None
@@ -468,6 +473,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "records": sum(b["records"] for b in batches),
         "malformed": sum(b["malformed"] for b in batches),
         "dead_letters": dead_letters,
+        "dead_letters_by_reason": by_reason,
         "split_weight": split_weight,
         "produced_weight": expected,
         "checks": checks,

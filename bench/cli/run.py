@@ -52,6 +52,9 @@ def _common(p) -> None:
     p.add_argument("--max-offsets-per-trigger", type=int, help="Kafka records per micro-batch at most")
     p.add_argument("--trigger-s", type=float, default=TopologyConfig.trigger_s,
                    help="micro-batch trigger interval, s (default %(default)s)")
+    p.add_argument("--max-key-bytes", type=int, default=TopologyConfig.max_key_bytes,
+                   help="a record with a longer key (UTF-8 bytes) is a dead letter, reason 'key too long' "
+                        "(default %(default)s)")
     p.add_argument("--grouping-clock", choices=GROUPING_CLOCKS, default=TopologyConfig.grouping_clock,
                    help="grouping clock: the tuple's Kafka timestamp (default) or wall time at the splitter")
     p.add_argument("--timeout-s", type=float, default=1800.0, help="give up after this long (default 1800)")
@@ -98,6 +101,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
+        max_key_bytes=args.max_key_bytes,
         results_dir=args.results_dir, checkpoint_root=args.checkpoint_root, progress=not args.no_progress,
     )
 
@@ -116,6 +120,14 @@ def _report(summaries: list[dict], as_json: bool) -> int:
         if s.get("influx") and s["influx"]["failed_batches"]:
             print(f"InfluxDB: {s['influx']['failed_batches']} failed write batch(es), last: {s['influx']['last_error']}",
                   file=sys.stderr)
+        if s.get("dead_letters"):
+            reasons = ", ".join(f"{reason} {n:,}" for reason, n in (s.get("dead_letters_by_reason") or {}).items())
+            print(f"dead letters ({s['grouping']}): {s['dead_letters']:,} in {s['results']}/dlq and "
+                  f"{s['results'].rsplit('/', 1)[-1]}.dlq ({reasons})")
+        replays = [a for a in s.get("attempts") or [] if a.get("topic_state") == "prefix"]
+        for a in replays:
+            print(f"replay resumed in attempt {a['attempt']}: {a['records_in_topic_before']:,} records were in "
+                  f"the topic, {a['records_replayed']:,} replayed")
         print(f"run record: {s['results']}")
     if as_json:
         print(json.dumps(summaries, indent=2, default=str))
