@@ -189,8 +189,12 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
 def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
+    import logging
+
+    from bench.run_logs import KAFKA_LOGGER
+
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{time.time_ns()}",
-                  "enable.auto.commit": False})
+                  "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger(KAFKA_LOGGER))
     try:
         meta = c.list_topics(topic, timeout=timeout_s).topics[topic]
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in meta.partitions}
@@ -231,7 +235,17 @@ def _watermark_ms(progress: dict | None) -> int:
 # -- the run --------------------------------------------------------------------------------------
 
 def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
-    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict."""
+    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict.
+
+    Client logs go to `results/<run_id>/logs/run.log`; an outage is one console line (`run_logs`)."""
+    from bench.run_logs import run_logging
+
+    config = prepared.config
+    with run_logging(config.results_dir / "logs", config.bootstrap_servers, log) as outage:
+        return _run_stream(prepared, spark=spark, log=log, outage=outage)
+
+
+def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
     from bench.observer.distribution_topic import DistributionTopic
     from bench.observer.influx import InfluxWriter
     from bench.observer.listener import ProgressListener
@@ -271,14 +285,17 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             log(f"warning: InfluxDB at {prepared.influx_url} is unreachable; the run goes on and its "
                 "figures go to the run record (failed writes are counted in summary.json)")
 
+        last_try = [0.0]
+
         def to_influx(row):
-            fields = {k: v for k, v in row.items() if isinstance(v, int | float) and not isinstance(v, bool)
-                      and k not in ("tick",)}
-            fields["hottest_keys"] = row.get("hottest_keys")
-            influx.write("observer", fields, row["time_ms"])
-            for w, (load, share) in enumerate(zip(row["worker_loads"], row["worker_shares"])):
-                influx.write("worker_load", {"load": int(load), "share_pct": float(share)}, row["time_ms"],
-                             {"worker": str(w)})
+            influx.write_row(row)
+            # Writes failed (InfluxDB down): once it answers again, write every tick so far again.
+            if influx.pending_backfill and time.monotonic() - last_try[0] > 5:
+                last_try[0] = time.monotonic()
+                if influx.reachable():
+                    n = influx.backfill(list(observer.rows))
+                    log(f"InfluxDB at {prepared.influx_url} reachable again: {n:,} points of "
+                        f"{len(observer.rows)} ticks written again from the run record")
         outputs.append(to_influx)
     distribution = DistributionTopic(config.bootstrap_servers, config.distribution_topic, prepared.run_id)
     outputs.append(lambda row: distribution.send({**tags, **row}))
@@ -325,7 +342,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log)
+        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, outage)
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -345,7 +362,9 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             status, error = "failed", f"dead letters: {type(dead_letters.error).__name__}: {dead_letters.error}"
         observer.tick()
         if influx is not None:
-            influx.close()
+            backfilled = influx.finish(list(observer.rows))
+            if backfilled:
+                log(f"InfluxDB: {backfilled:,} points written again from the run record after failed writes")
         distribution.close()
         if own_session:
             spark.stop()
@@ -371,7 +390,7 @@ def _previous_attempts(record: RunRecord) -> list[dict]:
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
-           ends: dict[int, int], log) -> str:
+           ends: dict[int, int], log, outage=None) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
     windows closed."""
     deadline = time.monotonic() + o.timeout_s
@@ -379,6 +398,8 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
     last_batch = -1
     stalled_since = time.monotonic()
     while True:
+        if outage is not None:
+            outage.check()
         if topology.exception() is not None:
             raise RunError(f"the query failed: {topology.exception()}")
         if dead_letters.error is not None:

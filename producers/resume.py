@@ -17,6 +17,7 @@ offset 0), so a resumed paced replay stamps every record as the first attempt wo
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 COMPLETE, PREFIX, EMPTY, ABSENT, MISMATCH = "complete", "prefix", "empty", "absent", "mismatch"
@@ -100,7 +101,7 @@ def inspect_topic(bootstrap_servers: str, topic: str, total: int, partitions: in
     from .replay import BrokerUnreachable
 
     c = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "bench-inspect",
-                  "enable.auto.commit": False, "log.connection.close": False})
+                  "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger("producers"))
     try:
         meta = c.list_topics(topic, timeout=timeout_s).topics.get(topic)
         if meta is None or (meta.error is not None and meta.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
@@ -120,7 +121,7 @@ def first_timestamp_ms(bootstrap_servers: str, topic: str, timeout_s: float = 30
     from confluent_kafka import Consumer, TopicPartition
 
     c = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "bench-inspect",
-                  "enable.auto.commit": False, "log.connection.close": False})
+                  "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger("producers"))
     try:
         c.assign([TopicPartition(topic, 0, 0)])
         msg = c.poll(timeout_s)

@@ -118,7 +118,10 @@ def _report(summaries: list[dict], as_json: bool) -> int:
         if failed:
             print(f"checks failed ({s['grouping']}): {', '.join(failed)}", file=sys.stderr)
         if s.get("influx") and s["influx"]["failed_batches"]:
-            print(f"InfluxDB: {s['influx']['failed_batches']} failed write batch(es), last: {s['influx']['last_error']}",
+            i = s["influx"]
+            done = ("every point written again from the run record" if not i.get("pending_backfill") else
+                    f"points missing: python -m bench influx backfill {s['results'].rsplit('/', 1)[-1]}")
+            print(f"InfluxDB: {i['failed_batches']} failed write batch(es) ({i['last_error']}); {done}",
                   file=sys.stderr)
         if s.get("dead_letters"):
             reasons = ", ".join(f"{reason} {n:,}" for reason, n in (s.get("dead_letters_by_reason") or {}).items())

@@ -13,10 +13,13 @@ The dead-letter sink (called by `bench.topology.dead_letters`) follows the same 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
 import pandas as pd
+
+from bench.run_logs import KAFKA_LOGGER
 
 DLQ_VALUE_MAX_CHARS = 65_536
 """A dead letter carries at most this many characters of its record (`value`, or `value_base64`
@@ -67,7 +70,7 @@ class KafkaWriter:
         self.producer = Producer({
             "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
             "linger.ms": 5, "message.timeout.ms": int(timeout_s * 1000), "log.connection.close": False,
-        })
+        }, logger=logging.getLogger(KAFKA_LOGGER))
 
     def close(self) -> None:
         self.producer.flush(self.timeout_s)
