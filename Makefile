@@ -27,12 +27,13 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RUN_ID),--run-id $(RUN_ID)) $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test bench bench-all perf produce sweep dashboards compare report clean
+.PHONY: help install venv up down status test chaos bench bench-all perf produce sweep dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
+	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/chaos.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf                         benchmarks: routing, producer, pipeline, simulator"
 	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
@@ -67,6 +68,9 @@ status: $(STAMP)
 test: install
 	bash scripts/install-debian-packages.sh
 	$(PY) -m pytest
+
+chaos: install
+	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v
 
 bench: up
 	$(PY) -m bench run --grouping $(GROUPING) $(BENCH_OPTS)

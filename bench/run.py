@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.results.record import RESULTS_DIR, RunRecord, check_run_id, new_run_id
@@ -64,6 +64,8 @@ class RunOptions:
     max_offsets_per_trigger: int | None = TopologyConfig.max_offsets_per_trigger
     trigger_s: float = TopologyConfig.trigger_s
     grouping_clock: str = TopologyConfig.grouping_clock
+    max_key_bytes: int = TopologyConfig.max_key_bytes
+    """A record with a longer key (UTF-8 bytes) is a dead letter, reason `key too long`."""
     timeout_s: float = 1800.0
     results_dir: Path | None = None
     checkpoint_root: Path | None = None
@@ -91,6 +93,8 @@ class Prepared:
     influx_database: str
     topic_exists: bool
     stack_started: bool = False
+    replay_total: int | None = None
+    """Records the replay puts in the topic (None: --no-replay, the topic is consumed as it is)."""
 
 
 def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Prepared:
@@ -147,10 +151,19 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     if not topic_exists and not options.replay:
         raise RunError(f"topic {topic!r} does not exist on {bootstrap} (and --no-replay was given): "
                        "replay a dataset into it first, or drop --no-replay")
-    if topic_exists:
+    if topic_exists and not options.replay:
         found = len(md.topics[topic].partitions)
         if options.partitions is not None and found != options.partitions:
             raise RunError(f"topic {topic!r} has {found} partitions, not {options.partitions}")
+    replay_total = None
+    if options.replay:
+        # Complete, a prefix (resumed by run_stream) or something else (an error now, before Spark).
+        from producers import ReplayMismatch, expected_records, inspect_topic
+
+        replay_total = expected_records(dataset, options.limit)
+        state = inspect_topic(bootstrap, topic, replay_total, partitions, timeout_s=15)
+        if state.state == "mismatch":
+            raise RunError(str(state.mismatch_error(bootstrap))) from None
 
     results_dir = Path(options.results_dir or RESULTS_DIR) / run_id
     checkpoint_dir = Path(options.checkpoint_root) / run_id if options.checkpoint_root else results_dir / "checkpoint"
@@ -168,7 +181,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     return Prepared(options=replace(options, grouping=grouping, partitions=partitions), config=config,
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
-                    topic_exists=topic_exists, stack_started=stack_started)
+                    topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
 
 
 # -- Kafka helpers --------------------------------------------------------------------------------
@@ -176,8 +189,12 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
 def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
+    import logging
+
+    from bench.run_logs import KAFKA_LOGGER
+
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{time.time_ns()}",
-                  "enable.auto.commit": False})
+                  "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger(KAFKA_LOGGER))
     try:
         meta = c.list_topics(topic, timeout=timeout_s).topics[topic]
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in meta.partitions}
@@ -218,7 +235,17 @@ def _watermark_ms(progress: dict | None) -> int:
 # -- the run --------------------------------------------------------------------------------------
 
 def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
-    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict."""
+    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict.
+
+    Client logs go to `results/<run_id>/logs/run.log`; an outage is one console line (`run_logs`)."""
+    from bench.run_logs import run_logging
+
+    config = prepared.config
+    with run_logging(config.results_dir / "logs", config.bootstrap_servers, log) as outage:
+        return _run_stream(prepared, spark=spark, log=log, outage=outage)
+
+
+def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
     from bench.observer.distribution_topic import DistributionTopic
     from bench.observer.influx import InfluxWriter
     from bench.observer.listener import ProgressListener
@@ -237,7 +264,14 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
                 "partitions": o.partitions, "observer_tick_s": o.observer_tick_s,
                 "influx_url": prepared.influx_url, **config.to_dict()}
     dataset_info = {"name": prepared.dataset.name, "fingerprint": prepared.dataset.fingerprint()}
-    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id})
+    attempts = _previous_attempts(record) if resumed else []
+    attempt = {"attempt": len(attempts) + 1, "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+               "topic_state": None, "records_in_topic_before": None, "records_replayed": 0}
+    # records_replayed stays as written if this attempt is killed; the next attempt's
+    # records_in_topic_before tells how far it got.
+    attempts.append(attempt)
+    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
+                                                        "attempts": attempts})
 
     ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
                                              config.aggregates_topic: 1, config.dlq_topic: 1,
@@ -251,18 +285,29 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             log(f"warning: InfluxDB at {prepared.influx_url} is unreachable; the run goes on and its "
                 "figures go to the run record (failed writes are counted in summary.json)")
 
+        last_try = [0.0]
+
         def to_influx(row):
-            fields = {k: v for k, v in row.items() if isinstance(v, int | float) and not isinstance(v, bool)
-                      and k not in ("tick",)}
-            fields["hottest_keys"] = row.get("hottest_keys")
-            influx.write("observer", fields, row["time_ms"])
-            for w, (load, share) in enumerate(zip(row["worker_loads"], row["worker_shares"])):
-                influx.write("worker_load", {"load": int(load), "share_pct": float(share)}, row["time_ms"],
-                             {"worker": str(w)})
+            influx.write_row(row)
+            # Writes failed (InfluxDB down): once it answers again, write every tick so far again.
+            if influx.pending_backfill and time.monotonic() - last_try[0] > 5:
+                last_try[0] = time.monotonic()
+                if influx.reachable():
+                    n = influx.backfill(list(observer.rows))
+                    log(f"InfluxDB at {prepared.influx_url} reachable again: {n:,} points of "
+                        f"{len(observer.rows)} ticks written again from the run record")
         outputs.append(to_influx)
     distribution = DistributionTopic(config.bootstrap_servers, config.distribution_topic, prepared.run_id)
     outputs.append(lambda row: distribution.send({**tags, **row}))
-    live_input = not prepared.topic_exists  # this run replays the topic while it consumes it
+    state = None
+    if prepared.replay_total is not None:
+        from producers import inspect_topic
+
+        state = inspect_topic(config.bootstrap_servers, config.topic, prepared.replay_total, o.partitions)
+        attempt.update(topic_state=state.state, records_in_topic_before=state.present)
+    # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
+    # resumed replay stamps the first attempt's intended times).
+    live_input = state is not None and state.state in ("absent", "empty")
     observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags, live_input=live_input,
                         outputs=tuple(outputs), record=record)
 
@@ -280,16 +325,24 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     try:
         topology = job.start(spark, config, prepared.splitter_sql, observer)
         observer.start(o.observer_tick_s)
-        if not prepared.topic_exists:
+        if state is not None and state.state == "mismatch":
+            raise RunError(str(state.mismatch_error(config.bootstrap_servers)))
+        if state is not None and state.state != "complete":
             from producers import replay
 
-            log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
+            if state.state == "prefix":
+                log(f"{state.describe()}: resuming the replay with the {state.missing:,} missing records "
+                    "(same partitions and intended timestamps; idempotent producer)")
+            else:
+                log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
             replay_summary = replay(prepared.dataset, config.topic, config.bootstrap_servers,
-                                    partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress)
+                                    partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress,
+                                    resume=True)
+            attempt["records_replayed"] = replay_summary.records
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log)
+        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, outage)
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -309,20 +362,35 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             status, error = "failed", f"dead letters: {type(dead_letters.error).__name__}: {dead_letters.error}"
         observer.tick()
         if influx is not None:
-            influx.close()
+            backfilled = influx.finish(list(observer.rows))
+            if backfilled:
+                log(f"InfluxDB: {backfilled:,} points written again from the run record after failed writes")
         distribution.close()
         if own_session:
             spark.stop()
 
+    attempt["status"] = status
     summary = summarize(prepared, observer, replay_summary, status, error, influx, distribution, resumed)
+    summary["attempts"] = attempts
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
-                     {"resumed": resumed, "status": status, "experiment_id": experiment_id})
+                     {"resumed": resumed, "status": status, "experiment_id": experiment_id,
+                      "attempts": attempts})
     record.write_summary(summary)
     return summary
 
 
+def _previous_attempts(record: RunRecord) -> list[dict]:
+    """The `attempts` of an earlier run.json of this run (a resume), oldest first."""
+    import json
+
+    try:
+        return list(json.loads((record.path / "run.json").read_text()).get("attempts") or [])
+    except (OSError, ValueError):
+        return []
+
+
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
-           ends: dict[int, int], log) -> str:
+           ends: dict[int, int], log, outage=None) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
     windows closed."""
     deadline = time.monotonic() + o.timeout_s
@@ -330,6 +398,8 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
     last_batch = -1
     stalled_since = time.monotonic()
     while True:
+        if outage is not None:
+            outage.check()
         if topology.exception() is not None:
             raise RunError(f"the query failed: {topology.exception()}")
         if dead_letters.error is not None:
@@ -389,7 +459,10 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     exact = exact_worker_figures(agg, config.workers)
     last = observer.rows[-1] if observer.rows else {}
     dlq = read_batches(config.results_dir / "dlq")
-    dead_letters = int(len(dlq.drop_duplicates(["partition", "offset"]))) if len(dlq) else 0
+    dlq = dlq.drop_duplicates(["partition", "offset"]) if len(dlq) else dlq
+    dead_letters = int(len(dlq))
+    by_reason = ({str(k): int(v) for k, v in dlq["reason"].value_counts().sort_index().items()}
+                 if len(dlq) else {})
     batches = observer.batches.values()
     split_weight = sum(b["split_weight"] for b in batches)
     expected = None
@@ -421,6 +494,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "records": sum(b["records"] for b in batches),
         "malformed": sum(b["malformed"] for b in batches),
         "dead_letters": dead_letters,
+        "dead_letters_by_reason": by_reason,
         "split_weight": split_weight,
         "produced_weight": expected,
         "checks": checks,

@@ -10,17 +10,23 @@ the dataset's event time. ``python -m producers --help`` for the command line.
 """
 
 from .pacing import MissingEventTime, Schedule, parse_speed
-from .replay import BrokerUnreachable, TopicMismatch, check_broker, ensure_topic, produce_records, replay
+from .replay import (BrokerUnreachable, TopicMismatch, check_broker, ensure_topic, expected_records, produce_records,
+                     replay)
+from .resume import ReplayMismatch, TopicState, inspect_topic
 from .summary import ReplaySummary
 
 __all__ = [
     "BrokerUnreachable",
     "MissingEventTime",
+    "ReplayMismatch",
     "ReplaySummary",
     "Schedule",
     "TopicMismatch",
+    "TopicState",
     "check_broker",
     "ensure_topic",
+    "expected_records",
+    "inspect_topic",
     "parse_speed",
     "produce_records",
     "replay",

@@ -43,6 +43,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--summary", type=Path, help="write the JSON summary here (default: stdout)")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds to reach the broker (default 30)")
     ap.add_argument("--delivery-timeout", type=float, default=120.0, help="seconds before an unacknowledged record fails")
+    ap.add_argument("--resume", action="store_true",
+                    help="if the topic holds a prefix of this replay (a stopped one), send only the missing records")
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--no-key-stats", action="store_true", help="skip the realised key distribution")
     return ap
@@ -82,6 +84,7 @@ def main(argv: list[str] | None = None) -> int:
             timeout_s=args.timeout,
             delivery_timeout_s=args.delivery_timeout,
             key_stats=not args.no_key_stats,
+            resume=args.resume,
         )
     except BrokerUnreachable as e:
         print(f"error: {e}", file=sys.stderr)

@@ -193,14 +193,22 @@ def produce_records(
     config: dict | None = None,
     dataset_name: str = "",
     fingerprint: dict | None = None,
+    resume_from: list[int] | None = None,
 ) -> ReplaySummary:
     """Send ``records`` (record i to partition i mod ``partitions``) on the schedule given by
     ``rate``/``speed`` (neither: unlimited). The core of ``replay``; the perf section calls it with
-    pre-built records. See ``replay`` for the parameters."""
+    pre-built records. See ``replay`` for the parameters.
+
+    ``resume_from``: per partition, the number of its records already in the topic (a stopped
+    replay's prefix); those are skipped, keeping every other record's partition and intended time.
+    """
     from confluent_kafka import KafkaException, Producer
 
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
+    skip = list(resume_from) if resume_from and any(resume_from) else None
+    if skip is not None and len(skip) != partitions:
+        raise ValueError(f"resume_from needs one count per partition ({partitions}), got {len(skip)}")
     schedule = Schedule(rate=rate, speed=speed)
     admin = check_broker(bootstrap_servers, timeout_s)
     ensure_topic(admin, topic, partitions, timeout_s)
@@ -239,7 +247,8 @@ def produce_records(
     it = itertools.chain((head,), it) if head is not None else iter(())
 
     lags = array("q")  # per-record lag in us (paced runs only)
-    n = 0
+    n = 0  # position in the dataset: record n goes to partition n mod P
+    skipped = 0  # records of a resumed replay already in the topic
     nbytes = 0
     first_ts = last_ts = ts = None
     now_epoch_ns = time.time_ns()
@@ -248,7 +257,6 @@ def produce_records(
     start_mono = time.perf_counter_ns() + (start_epoch_ns - now_epoch_ns)
     summary.start_ms = start_epoch_ns // NS_PER_MS
     summary.started_utc = datetime.fromtimestamp(start_epoch_ns / 1e9, timezone.utc).isoformat()
-    parts = itertools.cycle(range(partitions))
     clock = time.perf_counter_ns
     wall = time.time_ns
     end_mono = start_mono
@@ -305,6 +313,15 @@ def produce_records(
                 for q in range(min(partitions, len(chunk))):
                     part = (base + q) % partitions
                     group = chunk[q::partitions]
+                    if skip is not None:
+                        # base is a multiple of P: group[j] is record base//P + j of its partition
+                        present = min(len(group), max(0, skip[part] - base // partitions))
+                        if present:
+                            n += present
+                            skipped += present
+                            group = group[present:]
+                            if not group:
+                                continue
                     values = [rec.value for rec in group]
                     events = [rec.event_ms for rec in group]
                     if events.count(None) == len(events):
@@ -337,6 +354,10 @@ def produce_records(
             for rec in it:
                 ev = rec.event_ms
                 off = offset_ns(n, ev)
+                if skip is not None and n // partitions < skip[n % partitions]:
+                    n += 1  # already in the topic (offset_ns was still called: speed mode keeps its origin)
+                    skipped += 1
+                    continue
                 due = start_mono + off
                 now = clock()
                 if due > now:
@@ -350,9 +371,9 @@ def produce_records(
                 value = rec.value
                 try:
                     if ev is None:
-                        produce(topic, value, partition=next(parts), timestamp=ts)
+                        produce(topic, value, partition=n % partitions, timestamp=ts)
                     else:
-                        produce(topic, value, partition=next(parts), timestamp=ts, headers={"event_ms": str(ev)})
+                        produce(topic, value, partition=n % partitions, timestamp=ts, headers={"event_ms": str(ev)})
                 except (BufferError, KafkaException):
                     send(value, (n % partitions), ts, ev)
                 n += 1
@@ -363,7 +384,7 @@ def produce_records(
                 if not n & (PROGRESS_EVERY - 1):
                     poll(0)
                     if bar is not None:
-                        bar.update(PROGRESS_EVERY)
+                        bar.update(n - bar.n)
                     if dl.fatal:
                         break
         end_mono = clock()
@@ -404,17 +425,29 @@ def produce_records(
     if dl.fatal and f"fatal: {dl.fatal}" not in dl.errors:
         dl.errors.insert(0, f"fatal: {dl.fatal}")
 
-    summary.records = n
+    handed = n - skipped
+    summary.records = handed
+    summary.already_present = skipped
+    summary.resumed_from = skip
     summary.failed = dl.failed
-    summary.delivered = n - dl.failed - summary.undelivered
+    summary.delivered = handed - dl.failed - summary.undelivered
     summary.bytes = nbytes
     summary.duration_s = max(0, end_mono - start_mono) / 1e9
-    summary.records_per_s = n / summary.duration_s if summary.duration_s > 0 else 0.0
+    summary.records_per_s = handed / summary.duration_s if summary.duration_s > 0 else 0.0
     summary.lag = lag_percentiles(np.frombuffer(lags, dtype=np.int64)) if not schedule.unlimited else None
     summary.first_timestamp_ms, summary.last_timestamp_ms = first_ts, last_ts
-    summary.per_partition = [(n - p + partitions - 1) // partitions for p in range(partitions)]
+    summary.per_partition = [max(0, (n - p + partitions - 1) // partitions - (skip[p] if skip else 0))
+                             for p in range(partitions)]
     summary.errors = dl.errors
     return summary
+
+
+def expected_records(dataset: Dataset, limit: int | None) -> int:
+    """The number of records ``dataset.records(limit)`` yields: from ``documented_records`` when
+    the dataset knows it, else by reading them once."""
+    if dataset.documented_records is not None:
+        return dataset.documented_records if limit is None else min(limit, dataset.documented_records)
+    return sum(1 for _ in dataset.records(limit))
 
 
 def replay(
@@ -432,6 +465,7 @@ def replay(
     delivery_timeout_s: float = DEFAULT_DELIVERY_TIMEOUT_S,
     key_stats: bool = True,
     config: dict | None = None,
+    resume: bool = False,
 ) -> ReplaySummary:
     """Replay ``dataset`` into ``topic``.
 
@@ -447,15 +481,31 @@ def replay(
         key_stats: compute the realised key distribution (a second, vectorised where possible, pass
             over the handed records after the run).
         config: extra librdkafka settings.
+        resume: if the topic already holds a prefix of this replay (a stopped attempt), send only
+            the missing records, each to its own partition with its own intended time (the schedule
+            start is record 0's Kafka timestamp); a complete topic sends nothing. ``ReplayMismatch``
+            if the topic holds anything else (``producers.resume``).
     Returns: the ``ReplaySummary``; ``.ok`` is False if a record was not delivered or the run was
         interrupted (Ctrl-C: what was handed over is flushed first).
-    Raises: BrokerUnreachable, TopicMismatch, MissingEventTime (``speed`` on a dataset without event
+    Raises: BrokerUnreachable, TopicMismatch, ReplayMismatch, MissingEventTime (``speed`` on a dataset without event
         times), DatasetFileMissing.
     """
     fingerprint = dataset.fingerprint()
     total = limit if limit is not None else dataset.documented_records
     if total is not None and dataset.documented_records is not None:
         total = min(total, dataset.documented_records)
+    resume_from = None
+    if resume:
+        from .resume import COMPLETE, MISMATCH, PREFIX, first_timestamp_ms, inspect_topic
+
+        state = inspect_topic(bootstrap_servers, topic, expected_records(dataset, limit), partitions, timeout_s)
+        if state.state == MISMATCH:
+            raise state.mismatch_error(bootstrap_servers)
+        if state.state in (PREFIX, COMPLETE):
+            resume_from = list(state.ends)
+            if start_ms is None and (rate is not None or speed is not None):
+                start_ms = first_timestamp_ms(bootstrap_servers, topic, timeout_s)
+            log.info("%s: resuming the replay", state.describe())
     summary = produce_records(
         dataset.records(limit),
         topic,
@@ -471,15 +521,17 @@ def replay(
         config=config,
         dataset_name=dataset.name,
         fingerprint=fingerprint,
+        resume_from=resume_from,
     )
     # The reader's counts, taken before a second pass resets them.
     summary.malformed = dataset.malformed.to_dict()
     summary.skipped = dict(dataset.skipped)
-    if key_stats and summary.records:
+    if key_stats and summary.already_present + summary.records:
         from datasets.stats import distribution_summary
 
         try:
-            summary.key_distribution = distribution_summary(dataset.key_stats(summary.records))
+            summary.key_distribution = distribution_summary(
+                dataset.key_stats(summary.already_present + summary.records))
         except KeyboardInterrupt:
             summary.interrupted = True
     return summary

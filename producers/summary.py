@@ -31,6 +31,10 @@ class ReplaySummary:
     pacing: dict[str, Any]
     records: int = 0
     """Records handed to the Kafka client (record i to partition i mod P)."""
+    already_present: int = 0
+    """A resumed replay: records found in the topic from an earlier attempt, not sent again."""
+    resumed_from: list[int] | None = None
+    """A resumed replay: per partition, the records already there (None: a replay from scratch)."""
     delivered: int = 0
     failed: int = 0
     """Records whose delivery report was an error, or that the client refused."""
@@ -90,6 +94,9 @@ class ReplaySummary:
             f"{self.undelivered:,} undelivered; {self.bytes:,} bytes in {self.duration_s:.2f} s "
             f"({self.records_per_s:,.0f} records/s); {lag}",
         ]
+        if self.resumed_from is not None:
+            lines.append(f"  resumed: {self.already_present:,} records were already in the topic "
+                         f"(per partition {self.resumed_from}); only the missing ones were sent")
         if self.malformed.get("count"):
             first = ", ".join(f"{e['file'].rsplit('/', 1)[-1]}:{e['line']} ({e['reason']})" for e in self.malformed["first"][:5])
             lines.append(f"  malformed input lines skipped: {self.malformed['count']:,} (first: {first})")

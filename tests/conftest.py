@@ -119,9 +119,11 @@ def input_topic(stack) -> InputTopic:
 def e2e_options(stack, results_dir, topic, grouping, run_id, **extra):
     from bench.run import RunOptions
 
+    # A given topic is consumed as it is (it holds records that are not the dataset's: --no-replay).
     return RunOptions(grouping=grouping, dataset=E2E_DATASET, topic=topic, run_id=run_id,
                       bootstrap_servers=stack.bootstrap_servers, influx_url=stack.influx_url,
-                      influx_database=stack.influx_database, results_dir=results_dir, **{**E2E_FAST, **extra})
+                      influx_database=stack.influx_database, results_dir=results_dir,
+                      **{**E2E_FAST, "replay": topic is None, **extra})
 
 
 @pytest.fixture(scope="session")

@@ -52,6 +52,9 @@ def _common(p) -> None:
     p.add_argument("--max-offsets-per-trigger", type=int, help="Kafka records per micro-batch at most")
     p.add_argument("--trigger-s", type=float, default=TopologyConfig.trigger_s,
                    help="micro-batch trigger interval, s (default %(default)s)")
+    p.add_argument("--max-key-bytes", type=int, default=TopologyConfig.max_key_bytes,
+                   help="a record with a longer key (UTF-8 bytes) is a dead letter, reason 'key too long' "
+                        "(default %(default)s)")
     p.add_argument("--grouping-clock", choices=GROUPING_CLOCKS, default=TopologyConfig.grouping_clock,
                    help="grouping clock: the tuple's Kafka timestamp (default) or wall time at the splitter")
     p.add_argument("--timeout-s", type=float, default=1800.0, help="give up after this long (default 1800)")
@@ -98,6 +101,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
+        max_key_bytes=args.max_key_bytes,
         results_dir=args.results_dir, checkpoint_root=args.checkpoint_root, progress=not args.no_progress,
     )
 
@@ -114,8 +118,19 @@ def _report(summaries: list[dict], as_json: bool) -> int:
         if failed:
             print(f"checks failed ({s['grouping']}): {', '.join(failed)}", file=sys.stderr)
         if s.get("influx") and s["influx"]["failed_batches"]:
-            print(f"InfluxDB: {s['influx']['failed_batches']} failed write batch(es), last: {s['influx']['last_error']}",
+            i = s["influx"]
+            done = ("every point written again from the run record" if not i.get("pending_backfill") else
+                    f"points missing: python -m bench influx backfill {s['results'].rsplit('/', 1)[-1]}")
+            print(f"InfluxDB: {i['failed_batches']} failed write batch(es) ({i['last_error']}); {done}",
                   file=sys.stderr)
+        if s.get("dead_letters"):
+            reasons = ", ".join(f"{reason} {n:,}" for reason, n in (s.get("dead_letters_by_reason") or {}).items())
+            print(f"dead letters ({s['grouping']}): {s['dead_letters']:,} in {s['results']}/dlq and "
+                  f"{s['results'].rsplit('/', 1)[-1]}.dlq ({reasons})")
+        replays = [a for a in s.get("attempts") or [] if a.get("topic_state") == "prefix"]
+        for a in replays:
+            print(f"replay resumed in attempt {a['attempt']}: {a['records_in_topic_before']:,} records were in "
+                  f"the topic, {a['records_replayed']:,} replayed")
         print(f"run record: {s['results']}")
     if as_json:
         print(json.dumps(summaries, indent=2, default=str))
@@ -164,9 +179,8 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
         from bench.topology.session import build_session
 
         spark = build_session(args.master, args.aggregators)
-        for i, p in enumerate(prepared):
-            if i > 0:
-                p.topic_exists = True  # the first run replayed it: the others read the same records
+        for p in prepared:
+            # the first run replays the topic; the others find it complete and read the same records
             print(f"== {p.config.grouping} ({p.run_id}) ==")
             summaries.append(run_stream(p, spark=spark))
     finally:

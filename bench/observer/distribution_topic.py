@@ -4,6 +4,9 @@ observer's `EVENT_INFO` stream). A delivery failure is counted and reported, nev
 from __future__ import annotations
 
 import json
+import logging
+
+from bench.run_logs import KAFKA_LOGGER
 
 
 class DistributionTopic:
@@ -16,7 +19,8 @@ class DistributionTopic:
         self.failed = 0
         self.last_error: str | None = None
         self.producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 50,
-                                  "message.timeout.ms": 30000, "log.connection.close": False})
+                                  "message.timeout.ms": 30000, "log.connection.close": False},
+                                 logger=logging.getLogger(KAFKA_LOGGER))
 
     def _report(self, err, _msg) -> None:
         if err is not None:

@@ -1,17 +1,44 @@
-"""The observer's InfluxDB writer (influxdb-client, batching, with an error callback).
+"""The observer's InfluxDB writer (influxdb-client, batching, with an error callback), and the backfill.
 
 influxdb-client's batching writer drops a failed batch silently unless an error callback is set:
-this one counts every failed batch and keeps the last message, so the run goes on, its figures
-still reach the run record, and the summary says what InfluxDB missed. InfluxDB 1.8 serves the v2
-write API with token `user:password` (empty: no auth) and bucket `<database>/<retention policy>`.
+this one counts every failed batch, keeps a one-line message, and logs it once per outage (to the
+run's log file, not the console). The run goes on, its figures reach the run record
+(`metrics.parquet`), and `backfill` writes them again once InfluxDB answers: the points are a pure
+function of the rows (`influx_schema.row_points`), so writing them twice leaves one point each.
+InfluxDB 1.8 serves the v2 write API with token `user:password` (empty: no auth) and bucket
+`<database>/<retention policy>`.
 """
 
 from __future__ import annotations
 
 import logging
 import threading
+from collections.abc import Iterable, Mapping
+
+from bench.observer.influx_schema import row_points
 
 log = logging.getLogger(__name__)
+
+
+def one_line(exception: BaseException, limit: int = 160) -> str:
+    """`Type: first line of the message`, at most `limit` characters (no HTTP bodies, no tracebacks)."""
+    text = str(exception).strip().splitlines()[0] if str(exception).strip() else ""
+    reason = getattr(exception, "reason", None) or getattr(exception, "status", None)
+    if reason and type(exception).__name__ == "ApiException":
+        text = f"HTTP {getattr(exception, 'status', '?')} {getattr(exception, 'reason', '')}".strip()
+    out = f"{type(exception).__name__}: {text}" if text else type(exception).__name__
+    return out if len(out) <= limit else out[: limit - 3] + "..."
+
+
+def _point(measurement: str, tags: Mapping, fields: Mapping, time_ms: int):
+    from influxdb_client import Point, WritePrecision
+
+    point = Point(measurement).time(time_ms, WritePrecision.MS)
+    for k, v in tags.items():
+        point = point.tag(k, str(v))
+    for k, v in fields.items():
+        point = point.field(k, v)
+    return point
 
 
 class InfluxWriter:
@@ -27,7 +54,10 @@ class InfluxWriter:
         self.tags = dict(tags)
         self.points_sent = 0
         self.failed_batches = 0
+        self.backfilled_points = 0
         self.last_error: str | None = None
+        self.failures_at_last_backfill = 0
+        self._outage_logged = False
         self._lock = threading.Lock()
         self.client = InfluxDBClient(url=url, token=token, org=org, timeout=timeout_ms)
         self.write_api = self.client.write_api(
@@ -37,13 +67,23 @@ class InfluxWriter:
         )
 
     def _on_success(self, conf, data) -> None:
-        pass
+        self._outage_logged = False
 
     def _on_error(self, conf, data, exception) -> None:
+        message = one_line(exception)
         with self._lock:
             self.failed_batches += 1
-            self.last_error = f"{type(exception).__name__}: {exception}"
-        log.warning("InfluxDB write to %s failed: %s", self.url, exception)
+            self.last_error = message
+            first = not self._outage_logged
+            self._outage_logged = True
+        if first:
+            log.warning("InfluxDB write to %s failed (%s); later failures are counted, the points are "
+                        "backfilled from metrics.parquet when it answers", self.url, message)
+
+    @property
+    def pending_backfill(self) -> bool:
+        """Writes failed since the last backfill."""
+        return self.failed_batches > self.failures_at_last_backfill
 
     def reachable(self) -> bool:
         try:
@@ -51,35 +91,96 @@ class InfluxWriter:
         except Exception:
             return False
 
-    def write(self, measurement: str, fields: dict, time_ms: int, tags: dict | None = None) -> None:
-        from influxdb_client import Point, WritePrecision
+    def write_row(self, row: Mapping) -> None:
+        """The points of one observer tick (`influx_schema.row_points`), batched."""
+        for measurement, tags, fields, time_ms in row_points(row, self.tags):
+            self._write(_point(measurement, tags, fields, time_ms))
 
-        point = Point(measurement).time(time_ms, WritePrecision.MS)
-        for k, v in {**self.tags, **(tags or {})}.items():
-            point = point.tag(k, str(v))
-        n = 0
-        for k, v in fields.items():
-            if v is None or (isinstance(v, float) and v != v):
-                continue
-            if isinstance(v, float) and v in (float("inf"), float("-inf")):
-                continue
-            point = point.field(k, v)
-            n += 1
-        if n == 0:
-            return
+    def _write(self, point) -> None:
         try:
             self.write_api.write(bucket=self.bucket, record=point)
             self.points_sent += 1
         except Exception as e:  # the batching writer raises only when closed or misconfigured
             self._on_error(None, None, e)
 
+    def backfill(self, rows: Iterable[Mapping]) -> int:
+        """Write the points of `rows` synchronously (same timestamps and tags as the live writes:
+        idempotent). Returns the number of points. Raises the client's exception if InfluxDB refuses."""
+        failures = self.failed_batches
+        n = write_rows(self.client, self.bucket, rows, self.tags)
+        with self._lock:
+            self.backfilled_points += n
+            self.failures_at_last_backfill = failures
+            self._outage_logged = False
+        return n
+
     def status(self) -> dict:
         with self._lock:
             return {"url": self.url, "bucket": self.bucket, "points_sent": self.points_sent,
-                    "failed_batches": self.failed_batches, "last_error": self.last_error}
+                    "failed_batches": self.failed_batches, "last_error": self.last_error,
+                    "backfilled_points": self.backfilled_points, "pending_backfill": self.pending_backfill}
 
     def close(self) -> None:
         try:
             self.write_api.close()  # flushes what is pending (errors go to the callback)
         finally:
             self.client.close()
+
+    def finish(self, rows: Iterable[Mapping]) -> int:
+        """Flush, then, if writes failed since the last backfill and InfluxDB answers, backfill
+        `rows` (the run's ticks); close. Returns the points backfilled (0: none needed or possible)."""
+        try:
+            self.write_api.close()
+            if self.pending_backfill and self.reachable():
+                return self.backfill(rows)
+            return 0
+        except Exception as e:  # noqa: BLE001 - counted; the run record keeps the figures
+            self._on_error(None, None, e)
+            return 0
+        finally:
+            self.client.close()
+
+
+def write_rows(client, bucket: str, rows: Iterable[Mapping], tags: Mapping[str, str], chunk: int = 5000) -> int:
+    """Write the points of `rows` with a synchronous writer, `chunk` points a request; returns the count."""
+    from influxdb_client.client.write_api import SYNCHRONOUS
+
+    api = client.write_api(write_options=SYNCHRONOUS)
+    points, n = [], 0
+    for row in rows:
+        for measurement, ptags, fields, time_ms in row_points(row, tags):
+            points.append(_point(measurement, ptags, fields, time_ms))
+            if len(points) >= chunk:
+                api.write(bucket=bucket, record=points)
+                n, points = n + len(points), []
+    if points:
+        api.write(bucket=bucket, record=points)
+        n += len(points)
+    return n
+
+
+def backfill_run(run_dir, url: str | None = None, database: str | None = None, *, token: str = "",
+                 org: str = "-", bucket: str | None = None) -> int:
+    """Write every tick of a run record (`<run_dir>/metrics.parquet`) to InfluxDB, with the run's tags
+    from `run.json`; the URL and database default to the run's own, then the local stack's.
+    Returns the number of points. Raises FileNotFoundError (no run record) or the client's error."""
+    import json
+    from pathlib import Path
+
+    import pandas as pd
+    from influxdb_client import InfluxDBClient
+
+    from bench.observer.influx_schema import RUN_TAGS
+
+    run_dir = Path(run_dir)
+    config = json.loads((run_dir / "run.json").read_text())["config"]
+    rows = pd.read_parquet(run_dir / "metrics.parquet").to_dict("records")
+    if url is None or database is None:
+        from bench.stack import StackConfig
+
+        stack = StackConfig.from_env()
+        url = url or config.get("influx_url") or stack.influx_url
+        database = database or stack.influx_database
+    tags = {k: str(config[k]) for k in RUN_TAGS}
+    with InfluxDBClient(url=url, token=token, org=org, timeout=30_000) as client:
+        return write_rows(client, bucket or f"{database}/autogen", rows, tags)

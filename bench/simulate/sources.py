@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from bench.simulate.engine import TupleTable
+from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, MAX_KEY_BYTES, NULL_VALUE
 from datasets.base import Dataset, MalformedRecord
 
 
@@ -31,7 +32,8 @@ class DeadLetters:
 class _Builder:
     """Accumulates tuples into the columns of a `TupleTable`."""
 
-    def __init__(self) -> None:
+    def __init__(self, max_key_bytes: int = MAX_KEY_BYTES) -> None:
+        self.max_key_bytes = max_key_bytes
         self.codes: dict[str, int] = {}
         self.splitter: list[int] = []
         self.key_code: list[int] = []
@@ -42,13 +44,20 @@ class _Builder:
 
     def add_record(self, dataset: Dataset, value: bytes, splitter: int, ts_ms: int, where: dict) -> None:
         self.records += 1
+        if value is None:
+            self.dead.add(where, NULL_VALUE)
+            return
         try:
             tuples = dataset.extract(value.decode("utf-8"))
         except UnicodeDecodeError:
-            self.dead.add(where, "invalid utf-8")
+            self.dead.add(where, INVALID_UTF8)
             return
         except MalformedRecord as exc:
             self.dead.add(where, exc.reason)
+            return
+        limit = self.max_key_bytes  # UTF-8 is at most 4 bytes a character: encode long keys only
+        if any(len(k) > limit // 4 and len(k.encode()) > limit for k, _ in tuples):
+            self.dead.add(where, KEY_TOO_LONG)
             return
         codes = self.codes
         for key, count in tuples:

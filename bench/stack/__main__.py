@@ -1,4 +1,5 @@
-"""`python -m bench.stack up|down|status|install` (what `make up`, `make down`, `make status` run)."""
+"""`python -m bench.stack up|down|status|install` (what `make up`, `make down`, `make status` run), and
+`python -m bench.stack delete-topic TOPIC` (start a replay clean)."""
 
 from __future__ import annotations
 
@@ -9,10 +10,25 @@ from bench.stack import Stack, StackConfig, StackError
 from bench.stack import artifacts
 
 
+def delete_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> None:
+    """Delete ``topic``; StackError if the broker refuses or does not answer in ``timeout_s``."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log.connection.close": False})
+    try:
+        admin.delete_topics([topic], operation_timeout=timeout_s, request_timeout=timeout_s)[topic].result(timeout_s)
+    except KafkaException as e:
+        raise StackError(f"deleting topic {topic!r} on {bootstrap_servers} failed: {e.args[0] if e.args else e}") from None
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.stack", description=__doc__)
-    parser.add_argument("command", choices=("up", "down", "status", "install"))
+    parser.add_argument("command", choices=("up", "down", "status", "install", "delete-topic"))
+    parser.add_argument("topic", nargs="?", help="delete-topic: the topic to delete")
     args = parser.parse_args(argv)
+    if args.command == "delete-topic" and not args.topic:
+        parser.error("delete-topic needs a TOPIC")
     try:
         config = StackConfig.from_env()
         stack = Stack(config)
@@ -26,6 +42,9 @@ def main(argv: list[str] | None = None) -> int:
                   f"(database {config.influx_database}); state in {config.stack_dir}")
         elif args.command == "down":
             stack.down()
+        elif args.command == "delete-topic":
+            delete_topic(config.bootstrap_servers, args.topic)
+            print(f"deleted topic {args.topic!r} on {config.bootstrap_servers}")
         else:
             for s in stack.status():
                 state = f"running  pid {s.pid}" if s.running else "stopped"

@@ -13,9 +13,20 @@ GROUPING_CLOCKS = ("kafka", "processing")
 
 TOPOLOGY_KNOBS = ("workers", "splitters", "aggregators", "cost_ms", "cost_every", "worker_window_s",
                   "aggregator_window_s", "watermark_delay_s", "max_offsets_per_trigger", "trigger_s",
-                  "grouping_clock")
+                  "grouping_clock", "max_key_bytes")
 """The fields a user sets per run (`bench.run.RunOptions` carries them under the same names and
 takes its defaults from here); the other fields are derived when the run starts."""
+
+
+MAX_KEY_BYTES = 1024
+"""Default bound on a key's UTF-8 length (`--max-key-bytes`): a record with a longer key is a dead
+letter (`KEY_TOO_LONG`), so that no output record (`<run>.aggregates` is keyed by the key) can
+exceed Kafka's message size."""
+
+# Dead-letter reasons the topology gives before the dataset's own rule is asked (the simulator too).
+NULL_VALUE = "null value"
+INVALID_UTF8 = "invalid UTF-8"
+KEY_TOO_LONG = "key too long"
 
 
 @dataclass(frozen=True)
@@ -42,6 +53,7 @@ class TopologyConfig:
     max_offsets_per_trigger: int | None = None
     trigger_s: float = 1.0
     grouping_clock: str = "kafka"
+    max_key_bytes: int = MAX_KEY_BYTES
 
     @property
     def aggregates_topic(self) -> str:
@@ -87,6 +99,7 @@ class TopologyConfig:
             (self.grouping_clock in GROUPING_CLOCKS,
              f"--grouping-clock must be one of {', '.join(GROUPING_CLOCKS)}, got {self.grouping_clock!r}"),
             (bool(self.topic), "--topic must not be empty"),
+            (self.max_key_bytes >= 1, f"--max-key-bytes must be >= 1, got {self.max_key_bytes}"),
         ]
         for ok, message in checks:
             if not ok:

@@ -110,7 +110,8 @@ class DeadLetters:
             return  # a batch without input records: nothing read, nothing to record
         if read_from is not None:
             records = spout.read_range(self.spark, self.config, read_from, end)
-            self.sink(splitter.dead_letters(records, self.splitter_sql), int(progress["batchId"]))
+            self.sink(splitter.dead_letters(records, self.splitter_sql, self.config.max_key_bytes),
+                      int(progress["batchId"]))
             self.batches_read += 1
         self._file.parent.mkdir(parents=True, exist_ok=True)
         tmp = self._file.with_name(self._file.name + ".tmp")

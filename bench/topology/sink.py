@@ -13,10 +13,18 @@ The dead-letter sink (called by `bench.topology.dead_letters`) follows the same 
 from __future__ import annotations
 
 import json
+import logging
 import time
 from pathlib import Path
 
 import pandas as pd
+
+from bench.run_logs import KAFKA_LOGGER
+
+DLQ_VALUE_MAX_CHARS = 65_536
+"""A dead letter carries at most this many characters of its record (`value`, or `value_base64`
+when the record is not UTF-8), with `value_bytes` and `value_truncated`: a 1 MB record must not make
+the dead-letter topic's write fail (Kafka's default message bound is 1 MB)."""
 
 AGGREGATE_COLUMNS = ["window_start", "window_end", "key", "count", "tuples", "first_ts", "last_ts", "ts_sum_ms", "per_worker"]
 
@@ -62,7 +70,7 @@ class KafkaWriter:
         self.producer = Producer({
             "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
             "linger.ms": 5, "message.timeout.ms": int(timeout_s * 1000), "log.connection.close": False,
-        })
+        }, logger=logging.getLogger(KAFKA_LOGGER))
 
     def close(self) -> None:
         self.producer.flush(self.timeout_s)
@@ -119,6 +127,25 @@ class AggregateSink:
             self.observer.on_aggregates(batch_id, frame)
 
 
+def _clip(text) -> tuple[str | None, bool]:
+    if text is None or (isinstance(text, float) and pd.isna(text)):
+        return None, False
+    return (text[:DLQ_VALUE_MAX_CHARS], True) if len(text) > DLQ_VALUE_MAX_CHARS else (text, False)
+
+
+def dead_letter_message(run_id: str, row) -> tuple[bytes, bytes]:
+    """Kafka (key, value) of one `splitter.dead_letters` row: key `partition:offset`, value JSON with
+    the reason and the record (`value`, or `value_base64` for bytes that are not UTF-8), clipped to
+    `DLQ_VALUE_MAX_CHARS`."""
+    value, clipped = _clip(row.value)
+    b64, b64_clipped = _clip(row.value_base64)
+    return f"{row.partition}:{row.offset}".encode(), json.dumps({
+        "run_id": run_id, "partition": int(row.partition), "offset": int(row.offset),
+        "kafka_ts_ms": _ms(row.kafka_ts), "reason": row.reason, "value": value, "value_base64": b64,
+        "value_bytes": int(row.value_bytes), "value_truncated": clipped or b64_clipped,
+    }, separators=(",", ":")).encode()
+
+
 class DeadLetterSink:
     """Writes one batch's dead letters (`splitter.dead_letters` rows) to `<run>.dlq` (key
     `partition:offset`), then `dlq/batch-<id>.parquet`; a batch whose file exists is skipped."""
@@ -138,15 +165,8 @@ class DeadLetterSink:
             return
         frame = batch_df.toPandas()
         if len(frame):
-            messages = [
-                (f"{r.partition}:{r.offset}".encode(), json.dumps({
-                    "run_id": self.run_id, "partition": int(r.partition), "offset": int(r.offset),
-                    "kafka_ts_ms": _ms(r.kafka_ts), "reason": r.reason, "value": r.value,
-                }, separators=(",", ":")).encode())
-                for r in frame.itertuples(index=False)
-            ]
-            self.kafka.send(self.topic, messages)
-        write_parquet_atomic(frame[["partition", "offset", "kafka_ts", "reason"]], target)
+            self.kafka.send(self.topic, [dead_letter_message(self.run_id, r) for r in frame.itertuples(index=False)])
+        write_parquet_atomic(frame[["partition", "offset", "kafka_ts", "reason", "value_bytes"]], target)
 
 
 def read_batches(folder: Path) -> pd.DataFrame:

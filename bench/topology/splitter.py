@@ -13,7 +13,7 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from bench.topology.config import TopologyConfig
+from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE, TopologyConfig
 
 SPLITTER_METRICS = "splitter"
 """Name of the observed metrics of this stage's input records, per batch: records, malformed, max_ts_ms."""
@@ -50,6 +50,19 @@ def in_slot_tasks(df: DataFrame) -> DataFrame:
     return df.coalesce(df.sparkSession.sparkContext.defaultParallelism)
 
 
+def parse(df: DataFrame, splitter_sql, max_key_bytes: int) -> DataFrame:
+    """`df` with `parsed` (the dataset's tuples) and `tuples`: `parsed`, or NULL when the record is a
+    dead letter: a null or not UTF-8 value (`spout` makes `value` NULL), the dataset's rule says
+    malformed, or a key longer than `max_key_bytes` bytes. `split` and `dead_letters` share it, so
+    they agree on every record."""
+    long_key = f"exists(parsed, t -> octet_length(t.key) > {int(max_key_bytes)})"
+    return (
+        df.selectExpr("*", splitter_sql.prelude)
+        .withColumn("parsed", F.when(F.col("value").isNotNull(), F.expr(splitter_sql.tuples)))
+        .withColumn("tuples", F.when(~F.expr(long_key), F.col("parsed")))
+    )
+
+
 def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
     """`df` from `spout.read_kafka` -> one row per tuple:
     `splitter, partition, offset, idx, event_ts, key, count`.
@@ -59,14 +72,13 @@ def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
     carries the watermark). Control-topic records are dropped here, after the watermark saw them.
     """
     parsed = (
-        in_slot_tasks(df).where(input_only(config.topic))
-        .selectExpr("*", splitter_sql.prelude)
+        parse(in_slot_tasks(df).where(input_only(config.topic)), splitter_sql, config.max_key_bytes)
         .select(
             (F.col("partition") % F.lit(config.splitters)).cast("int").alias("splitter"),
             "partition",
             "offset",
             F.col("kafka_ts").alias("event_ts"),
-            F.expr(splitter_sql.tuples).alias("tuples"),
+            "tuples",
         )
         .observe(
             SPLITTER_METRICS,
@@ -87,19 +99,25 @@ def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
     )
 
 
-def dead_letters(df: DataFrame, splitter_sql) -> DataFrame:
+def dead_letters(df: DataFrame, splitter_sql, max_key_bytes: int) -> DataFrame:
     """Malformed input records of `df` (`spout.read_range`: input-topic records only):
-    `partition, offset, kafka_ts, reason, value`.
+    `partition, offset, kafka_ts, reason, value, value_base64, value_bytes`.
 
-    A record is malformed exactly when `splitter_sql.tuples` is NULL (the splitter drops it); the
-    reason comes from `splitter_sql.error` (never NULL here, `unparsable record` as a guard).
+    A record is malformed exactly when `parse` gives it no tuples (the splitter drops it). Reason:
+    `null value`, `invalid UTF-8` (then `value` is NULL and `value_base64` holds the bytes), `key
+    too long`, else the dataset's `splitter_sql.error` (`unparsable record` as a guard).
     """
     return (
-        df.selectExpr("*", splitter_sql.prelude)
-        .where(F.expr(splitter_sql.tuples).isNull())
+        parse(df, splitter_sql, max_key_bytes)
+        .where(F.col("tuples").isNull())
         .select(
             "partition", "offset", "kafka_ts",
-            F.coalesce(F.expr(splitter_sql.error), F.lit("unparsable record")).alias("reason"),
+            F.when(F.col("raw").isNull(), F.lit(NULL_VALUE))
+            .when(F.col("value").isNull(), F.lit(INVALID_UTF8))
+            .when(F.col("parsed").isNotNull(), F.lit(KEY_TOO_LONG))
+            .otherwise(F.coalesce(F.expr(splitter_sql.error), F.lit("unparsable record"))).alias("reason"),
             "value",
+            F.when(F.col("value").isNull() & F.col("raw").isNotNull(), F.base64("raw")).alias("value_base64"),
+            F.coalesce(F.octet_length("raw"), F.lit(0)).cast("long").alias("value_bytes"),
         )
     )

@@ -29,18 +29,21 @@ of the log in every batch."""
 
 
 def _columns(df: DataFrame) -> DataFrame:
+    """`value` is the record as a string, NULL when it is not valid UTF-8 (or null); `raw` keeps the
+    bytes, for the dead letters (read only where a plan uses it)."""
     return df.select(
         "topic",
         "partition",
         "offset",
         F.col("timestamp").alias("kafka_ts"),
-        F.col("value").cast("string").alias("value"),
+        F.when(F.is_valid_utf8(F.col("value").cast("string")), F.col("value").cast("string")).alias("value"),
+        F.col("value").alias("raw"),
     )
 
 
 def read_kafka(spark: SparkSession, config: TopologyConfig) -> DataFrame:
     """The streaming source of the input and control topics. Columns: `topic, partition, offset,
-    kafka_ts (timestamp), value (string)`, with the event-time watermark on `kafka_ts` (delay
+    kafka_ts (timestamp), value (string), raw (binary)`, with the event-time watermark on `kafka_ts` (delay
     `watermark_delay_s`)."""
     reader = (
         spark.readStream.format("kafka")

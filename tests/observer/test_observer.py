@@ -78,7 +78,7 @@ def free_port() -> int:
 def test_influx_failures_are_counted_not_raised():
     writer = InfluxWriter(f"http://127.0.0.1:{free_port()}", "groupings", {"run_id": "x"}, flush_interval_ms=100)
     assert not writer.reachable()
-    writer.write("observer", {"std_dev": 1.0}, 1_700_000_000_000)
+    writer.write_row({"time_ms": 1_700_000_000_000, "std_dev": 1.0})
     writer.close()
     status = writer.status()
     assert status["failed_batches"] >= 1 and status["last_error"]

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from datasets import get_dataset
-from producers import MissingEventTime, TopicMismatch, replay
+from producers import MissingEventTime, Schedule, TopicMismatch, replay
 from tests.datasets.fixtures import write_fixture_files
 
 pytestmark = pytest.mark.integration
@@ -162,3 +162,46 @@ def test_make_style_cli_roundtrip(stack, tmp_path):
     s = json.loads(out.read_text())
     assert s["ok"] and s["records"] == 20_000 and s["fingerprint"]["s"] == 1.2
     assert 1.0 < s["key_distribution"]["zipf_exponent"] < 1.4
+
+
+def test_a_killed_replay_resumes_without_gap_or_duplicate(stack):
+    """SIGKILL the producer process mid-way, then `--resume`: every partition holds exactly its
+    records, in order, each stamped with the first attempt's intended time."""
+    from producers import ReplayMismatch, inspect_topic
+
+    bs, topic, n, P, rate = stack.bootstrap_servers, "killed-replay", 12_000, 4, 3000
+    cmd = [sys.executable, "-m", "producers", "NYC_FLIGHTS", "-t", topic, "-P", str(P), "-b", bs,
+           "--limit", str(n), "--rate", str(rate), "--no-progress", "--no-key-stats"]
+    proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:  # kill once a good part is in the topic
+        state = inspect_topic(bs, topic, n, P)
+        if state.present >= n // 4:
+            break
+        time.sleep(0.2)
+    proc.kill()
+    proc.wait(30)
+    before = inspect_topic(bs, topic, n, P)
+    assert before.state == "prefix", before.describe()
+
+    p = subprocess.run(cmd + ["--resume"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    s = json.loads(p.stdout)
+    assert s["already_present"] == before.present and s["records"] == n - before.present
+    assert s["resumed_from"] == list(before.ends) and "resumed:" in p.stderr
+
+    sent = list(get_dataset("NYC_FLIGHTS").records(n))
+    got = read_topic(bs, topic)
+    start = got[0][0][1]  # record 0's timestamp: the schedule start
+    schedule = Schedule(rate=rate)
+    for q in range(P):
+        assert [v for v, _, _ in got[q]] == [r.value for r in sent[q::P]], q
+        assert [t for _, t, _ in got[q]] == [start + schedule.offset_ns(i, None) // 1_000_000
+                                             for i in range(q, n, P)], q
+    assert inspect_topic(bs, topic, n, P).state == "complete"
+    # a complete topic: nothing sent again; more records than the replay: a clear error
+    again = replay(get_dataset("NYC_FLIGHTS"), topic, bs, partitions=P, limit=n, rate=rate, resume=True,
+                   progress=False, key_stats=False)
+    assert again.ok and again.records == 0 and again.already_present == n
+    with pytest.raises(ReplayMismatch, match=r"holds 12,000 of the replay's 11,000 records"):
+        replay(get_dataset("NYC_FLIGHTS"), topic, bs, partitions=P, limit=11_000, resume=True, progress=False)

@@ -1,0 +1,85 @@
+"""The InfluxDB schema of a run: every field of every measurement has one declared type.
+
+InfluxDB fixes a field's type by the first point written to a shard and refuses a point whose
+field has another type ("field type conflict"), so the type must not depend on a Python value
+being `5` or `5.0` in one tick, one resume or one grouping. Integers stay integers (counts); ratios
+and durations are floats. Tags: `run_id, grouping, dataset, workers` (+ `worker` on `worker_load`).
+
+A tick's points are a pure function of its `metrics.parquet` row and the run's tags, with the row's
+`time_ms` as timestamp: `python -m bench influx backfill RUN_ID` rewrites exactly the points of a
+live run, so a backfill is idempotent (InfluxDB keeps one point per series and timestamp).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Mapping
+
+OBSERVER = "observer"
+WORKER_LOAD = "worker_load"
+
+OBSERVER_FIELDS: dict[str, type] = {
+    # floats: ratios, percentages, durations, rates, latencies
+    "std_dev": float, "dist_cost": float, "throughput_ratio": float, "duration_ms": float,
+    "max_mean_imbalance": float, "window_std_dev": float, "processed_rows_per_s": float,
+    "batch_duration_ms": float, "latency_p50_ms": float, "latency_p99_ms": float, "latency_max_ms": float,
+    # integers: counts, ids, epoch ms
+    "time_ms": int, "total_count": int, "window_count": int, "keys": int, "pairs": int, "records": int,
+    "malformed": int, "dropped_by_watermark": int, "batches": int, "last_batch_id": int, "state_rows": int,
+    "state_memory_bytes": int, "aggregated_count": int,
+    # JSON text
+    "hottest_keys": str,
+}
+"""Fields of `observer`, one point per tick (metrics.parquet row)."""
+
+WORKER_LOAD_FIELDS: dict[str, type] = {"load": int, "share_pct": float}
+"""Fields of `worker_load`, one point per worker per tick (tag `worker`)."""
+
+NOT_FIELDS = frozenset({"run_id", "tick", "worker_loads", "worker_shares", "watermark"})
+"""Row columns that are not `observer` fields (tags, the index, the per-worker lists)."""
+
+RUN_TAGS = ("run_id", "grouping", "dataset", "workers")
+
+
+def _typed(value, kind: type):
+    """`value` as `kind`; None when absent (None, NaN, +-inf: InfluxDB has no such values)."""
+    if value is None or (isinstance(value, float) and not math.isfinite(value)):
+        return None
+    if kind is str:
+        return str(value)
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    if not math.isfinite(number):
+        return None
+    return int(round(number)) if kind is int else number
+
+
+def row_points(row: Mapping, tags: Mapping[str, str]) -> Iterator[tuple[str, dict, dict, int]]:
+    """`(measurement, tags, fields, time_ms)` of one observer tick, fields typed per the schema.
+
+    Raises: KeyError naming a numeric row column the schema does not declare (a new metric must be
+    declared here before it is written, or its type would depend on its first value).
+    """
+    time_ms = int(row["time_ms"])
+    fields = {}
+    for name, value in row.items():
+        if name in NOT_FIELDS:
+            continue
+        kind = OBSERVER_FIELDS.get(name)
+        if kind is None:
+            if isinstance(value, int | float) and not isinstance(value, bool):
+                raise KeyError(f"observer field {name!r} has no declared type in bench.observer.influx_schema")
+            continue
+        typed = _typed(value, kind)
+        if typed is not None:
+            fields[name] = typed
+    if fields:
+        yield OBSERVER, dict(tags), fields, time_ms
+    loads, shares = row.get("worker_loads"), row.get("worker_shares")
+    if loads is not None and shares is not None:
+        for w, (load, share) in enumerate(zip(loads, shares)):
+            wf = {k: v for k, v in (("load", _typed(load, int)), ("share_pct", _typed(share, float))) if v is not None}
+            if wf:
+                yield WORKER_LOAD, {**tags, "worker": str(w)}, wf, time_ms
