@@ -343,8 +343,10 @@ class Handoff(RescaleProtocol):
     SHUTDOWN for the round's units, holds their tuples and sends FINAL on the data channel to each
     old owner; an old owner reacts only after the FINAL of *every* router, hands the units' state
     over (REDISTRIBUTE: control latency + transfer), the new owner installs it and whitelists the
-    units at the routers, which send the held tuples after the state, then route the units to the
-    new owner. The next round starts when every router has released.
+    round's units at the routers once all of their state is installed; the routers send the held
+    tuples after the state, then route the units to the new owner. The next round starts when
+    every router has released. A larger batch needs fewer rounds (a shorter rescale) but holds
+    more units at once, each until the whole batch's state has moved.
     Source: rescaling.md §3 (hold/whitelist algorithm; multiple splitters).
     """
 
@@ -384,25 +386,25 @@ class Handoff(RescaleProtocol):
 
     def _final(self, cluster, move, i, units, t):
         L = self.cost.control_latency_ms
-        releases = []
+        installed = [t]
         for w in sorted({move.old_owner[u] for u in units}):
             mine = [u for u in units if move.old_owner[u] == w]
             reached = cluster.marker(w, t)
             entries, nbytes, x = cluster.extract(w, mine, reached)
             self.figures["state_entries_moved"] += entries
             self.figures["state_bytes_moved"] += nbytes
-            arrive = x + L + self.cost.transfer_ms(entries, nbytes)
+            arrive = x + L + self.cost.transfer_ms(entries, nbytes)  # REDISTRIBUTE
             by_target: dict[int, list[int]] = {}
             for u in mine:
                 by_target.setdefault(move.new_owner[u], []).append(u)
             for target, group in sorted(by_target.items()):
-                installed = cluster.install(target, group, arrive)
-                for s in range(cluster.routers):
-                    tr = installed + L + self._stagger(s)  # the whitelist reaches router s
-                    releases.append(tr)
-                    if "switch_before_final" not in self.faults:
-                        cluster.at(tr, lambda th, s=s, group=group: cluster.release(s, group, th))
-        nxt = max(releases) if releases else t
+                installed.append(cluster.install(target, group, arrive))
+        # the round's units are whitelisted together once all of their state is installed
+        whitelist = max(installed) + L
+        if "switch_before_final" not in self.faults:
+            for s in range(cluster.routers):
+                cluster.at(whitelist + self._stagger(s), lambda th, s=s: cluster.release(s, units, th))
+        nxt = whitelist + self._last_router(cluster)
         if i + 1 < len(self._rounds):
             cluster.at(nxt, lambda tn: self._round(cluster, move, i + 1, tn))
         else:
