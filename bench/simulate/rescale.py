@@ -431,6 +431,11 @@ def _imbalance(table, worker, ts, lo, hi, active) -> tuple[float | None, float |
     return metrics.std_dev_percent(loads, len(active)), metrics.max_mean_imbalance(loads, len(active))
 
 
+EMPTY_TICK = {"throughput_tps": 0.0, "latency_ms_p50": None, "latency_ms_p99": None,
+              "latency_ms_max": None, "window_worker_loads": None, "held_tuples": 0, "rescaling": False}
+"""The columns of `tick_columns` for a tick in which no tuple finished."""
+
+
 def tick_columns(table: TupleTable, result: RescaleResult, tick_ms: int) -> dict[int, dict]:
     """Per observer tick (of the tuples' clock, as `engine.timeline`): tuples finished per second,
     latency p50 / p99 / max of the tuples finished in the tick (ms), each worker's processed load in
