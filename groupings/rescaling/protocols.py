@@ -194,7 +194,8 @@ class StopTheWorld(_PauseProtocol):
             entries, nbytes = cluster.state_size(move.units_of(w, move.new_owner))
             reads.append(self.cost.read_ms(entries, nbytes))
         self.figures["state_bytes_written"] = self.figures["state_bytes_read"] = total_bytes
-        self.steps.update(savepoint_written_ms=saved, restart_ms=self.cost.restart_ms, restore_ms=max(reads))
+        self.steps.update(savepoint_written_after_ms=saved - self._t0, restart_ms=self.cost.restart_ms,
+                          restore_ms=max(reads))
         return saved + self.cost.restart_ms + max(reads)
 
     def _installed_units(self, move, worker):
@@ -230,7 +231,7 @@ class SharedState(_PauseProtocol):
             loads.append(self.cost.read_ms(entries, nbytes))
             read += nbytes
         self.figures["state_bytes_written"], self.figures["state_bytes_read"] = written, read
-        self.steps.update(checkpoint_done_ms=max(flushed), load_ms=max(loads))
+        self.steps.update(checkpoint_done_after_ms=max(flushed) - self._t0, load_ms=max(loads))
         return mapped + max(loads)
 
     def _installed_units(self, move, worker):
@@ -255,10 +256,9 @@ class Learner(RescaleProtocol):
 
     def start(self, cluster: Cluster, move: Move, t0: float) -> None:
         self._pending = 0
-        self._last = t0
-        self._replayed = 0
+        self._t0 = self._last = t0
         t1 = t0 + self.cost.control_latency_ms
-        self.steps["switch_ms"] = {}
+        self.steps["switch_after_ms"] = {}  # learner worker -> its switch, ms after the request
         stateless = [u for u in move.moved if u not in move.stateful]
         learners: dict[int, list[int]] = {}
         for u in move.moved:
@@ -320,7 +320,7 @@ class Learner(RescaleProtocol):
         self.steps.setdefault("changelog_records", 0)
         self.steps["changelog_records"] += int(log_records) if worker >= 0 else 0
         if worker >= 0:
-            self.steps["switch_ms"][worker] = t
+            self.steps["switch_after_ms"][worker] = t - self._t0
         release = ready + self.cost.control_latency_ms
         last = release + self._last_router(cluster)
         for s in range(cluster.routers):
