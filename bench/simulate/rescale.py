@@ -286,6 +286,7 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
                "worker_ids_before": list(before), "worker_ids_after": list(units.g.workers),
                "moved_groups": len(moved), "units": "keys" if units.by_key else "groups",
                "groups": units.count}
+        rec["_moved"], rec["_old"] = np.array([old[u] != new[u] for u in range(units.count)]), np.array(old)
         state["protocol"], state["record"] = proto, rec
         proto.start(cl, Move(old, new, before, tuple(units.g.workers), moved, stateful), t)
 
@@ -318,6 +319,7 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
     violations, per_tuple_bad, final_state = _replay(cl, table, units)
     finish = cl.start + config.cost.tuple_work_ms
     _event_figures(events, table, cl, finish, per_tuple_bad, t_first)
+    _old_owner_share(events, table, cl, units, t_first)
     num_workers = int(cl.worker.max()) + 1 if len(table) else workers
     return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers)
 
@@ -419,6 +421,19 @@ def _event_figures(events, table, cl, finish, bad, t_first) -> None:
             e[f"throughput_tps_{name}"] = float(sel.sum() / span_s) if hi > lo else None
             e[f"latency_ms_p50_{name}"] = _pct(latency[sel], 50)
             e[f"latency_ms_p99_{name}"] = _pct(latency[sel], 99)
+
+
+def _old_owner_share(events, table, cl, units, t_first) -> None:
+    """`old_owner_share_during`: of the tuples of moved units processed while the rescale was under
+    way, the share their old owner processed (LEARNER keeps the old owner loaded until the switch:
+    near 1; a pause protocol processes none of them during the pause: None)."""
+    unit = units.unit_of[table.key_code]
+    for e in events:
+        moved, old = e.pop("_moved"), e.pop("_old")
+        at, done = t_first + e["started_ms"], t_first + e["done_ms"]
+        sel = moved[unit] & (cl.start >= at) & (cl.start < done)
+        e["moved_tuples_during"] = int(sel.sum())
+        e["old_owner_share_during"] = float((cl.worker[sel] == old[unit[sel]]).mean()) if sel.any() else None
 
 
 def _imbalance(table, worker, ts, lo, hi, active) -> tuple[float | None, float | None]:

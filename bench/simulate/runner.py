@@ -103,6 +103,12 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
     return results
 
 
+def simulate_point(plan: SimulationPlan, table: TupleTable, records: int, dead: DeadLetters, grouping: str,
+                   workers: int, experiment_id: str) -> PointResult:
+    """One point of `plan` over a stream already read (`read_stream`): route, figure, write the record."""
+    return _point(plan, table, records, dead, grouping, workers, experiment_id)
+
+
 def _point(plan, table, records, dead, grouping, workers, experiment_id) -> PointResult:
     run_id = check_run_id(plan.run_id) if plan.run_id else new_run_id(grouping, f"sim-{plan.dataset_name}")
     t = time.perf_counter()
