@@ -10,7 +10,7 @@ import numpy.typing as npt
 
 from groupings._keytable import CACHE_LIMIT, KeyTable, index_column_name
 from groupings.base import Grouping
-from groupings.hashing import KEY_SEED, HashIndexError
+from groupings.hashing import KEY_SEED, HashIndexError, index
 
 
 def raise_negative_index(table: KeyTable, ids: npt.NDArray[np.int64], column: str) -> None:
@@ -74,6 +74,45 @@ class KeyGrouping(HashCachedGrouping):
     name = "KEY"
     SEEDS = (KEY_SEED,)
 
+    @property
+    def workers(self) -> tuple[int, ...]:
+        """The active worker ids: always 0..n-1 (hash mod n has no other ids)."""
+        return tuple(range(self.num_workers))
+
+    def owner_of(self, key: Any) -> int:
+        """The worker of `key` for the current n (`index(13, key, n)`); routes nothing.
+
+        Raises: HashIndexError for a key hashing to `Long.MIN_VALUE` (§2.3).
+        """
+        from groupings._keytable import normalize_key
+
+        task = index(KEY_SEED, normalize_key(key), self.num_workers)
+        if task < 0:
+            raise HashIndexError(f"key {key!r} hashes to Long.MIN_VALUE: worker index {task}")
+        return task
+
+    def reschedule(self, workers: int | Sequence[int | str]) -> list[int]:
+        """Change n in place (the naive rescale baseline: hash mod the new n moves most keys).
+
+        Args: workers: a count n >= 1, the new ids (they must be 0..n-1), or '+id'/'-id' changes
+            whose result is 0..n-1 (KEY has no other ids: removing a worker from the middle is
+            not expressible as hash mod n).
+        Returns: [] -- KEY has no groups: every key is its own unit, and which keys move depends
+            on the keys (`owner_of` before and after tells).
+        Raises: ValueError: no worker left, a removed id that is not a worker, an added id that
+            already is one, or a resulting set other than 0..n-1; nothing changes then.
+        Source: rescaling.md §3 (KEY as the baseline); reference §4 for the hash.
+        """
+        new = _resolve_key_workers(self.workers, workers)
+        n = len(new)
+        loads = np.zeros(n, dtype=np.int64)
+        keep = min(n, self.num_workers)
+        loads[:keep] = self._loads[:keep]
+        self._loads = loads
+        self.num_workers = n
+        self._table = self._new_table()
+        return []
+
     def _choose(self, key: str, now: int) -> int:
         self._bounded_table()
         key_id = self._table.id_of(key)
@@ -92,3 +131,35 @@ class KeyGrouping(HashCachedGrouping):
         self._loads += np.bincount(tasks, minlength=self.num_workers)
         return tasks
 
+
+
+def _resolve_key_workers(current: tuple[int, ...], workers: int | Sequence[int | str]) -> tuple[int, ...]:
+    """KEY's new worker ids from a count, a set of ids or '+id'/'-id' changes; must be 0..n-1."""
+    if isinstance(workers, int | np.integer) and not isinstance(workers, bool):
+        n = int(workers)
+        if n < 1:
+            raise ValueError(f"cannot reschedule to {n} workers: the count must be >= 1")
+        return tuple(range(n))
+    items = list(workers)
+    if items and all(isinstance(w, str) for w in items):
+        ids = set(current)
+        for change in items:
+            sign, digits = change.strip()[:1], change.strip()[1:]
+            if not sign or sign not in "+-" or not digits.isdigit():
+                raise ValueError(f"a worker change is '+id' or '-id' with id >= 0, got {change!r}")
+            w = int(digits)
+            if sign == "+" and w in ids:
+                raise ValueError(f"cannot add worker {w}: it is already one of {sorted(ids)}")
+            if sign == "-" and w not in ids:
+                raise ValueError(f"cannot remove worker {w}: unknown id; the workers are {sorted(ids)}")
+            (ids.add if sign == "+" else ids.remove)(w)
+    else:
+        ids = {int(w) for w in items}
+    if not ids:
+        raise ValueError("cannot reschedule to 0 workers")
+    if sorted(ids) != list(range(len(ids))):
+        raise ValueError(
+            f"KEY (hash mod n) needs the workers 0..n-1, got {sorted(ids)}; remove the highest id "
+            f"or use KEY_GROUP or VNODE, which own keys by groups"
+        )
+    return tuple(sorted(ids))

@@ -57,6 +57,18 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--run-id", help="name of the run (one point only)")
     p.add_argument("--experiment-id", help="groups the points of a sweep")
     p.add_argument("--plot", action="store_true", help="draw STD_DEV and DIST_COST against workers per grouping")
+    p.add_argument("--rescale", metavar="SCHEDULE",
+                   help="rescale while the stream runs: '150s:12,240s:8' (time since the start : new worker "
+                        "count) or '150s:+10,+11' / '150s:-3' (worker ids added / removed); needs a routing "
+                        "that owns keys (KEY, KEY_GROUP, VNODE); see docs/rescaling.md")
+    p.add_argument("--protocol", default="HANDOFF",
+                   help="rescale protocol: STOP_THE_WORLD, SHARED_STATE, LEARNER or HANDOFF (default)")
+    p.add_argument("--handoff-batch", type=int, default=1,
+                   help="HANDOFF: units (key groups, vnodes, or keys for KEY) handed over per round (default 1)")
+    p.add_argument("--state-bytes", type=int, default=0,
+                   help="synthetic payload of each key's worker state, bytes (heavy state; default 0)")
+    p.add_argument("--cost", action="append", metavar="NAME=VALUE",
+                   help="rescale cost model parameter, repeatable (names in docs/rescaling.md)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(handler=main)
 
@@ -80,19 +92,36 @@ def main(args) -> int:
             from bench.stack import StackConfig
 
             bootstrap = StackConfig.from_env().bootstrap_servers
+        rescale = None
+        if args.rescale:
+            from bench.simulate.rescale import RescaleConfig
+            from groupings.rescaling import CostModel, make_protocol, parse_schedule
+
+            cost = CostModel.from_assignments(parse_assignments(args.cost))
+            rescale = RescaleConfig(tuple(parse_schedule(args.rescale)), args.protocol.strip().upper(),
+                                    args.handoff_batch, cost, args.state_bytes)
+            make_protocol(rescale.protocol, cost, batch=rescale.handoff_batch)
+            if args.state_bytes < 0:
+                raise ValueError(f"--state-bytes must be >= 0, got {args.state_bytes}")
+        elif args.cost or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF":
+            raise ValueError("--protocol, --handoff-batch, --state-bytes and --cost need --rescale")
         plan = SimulationPlan(
             dataset_name=args.dataset.upper(), dataset=dataset, dataset_params=dataset_params,
             groupings=groupings, workers=workers, splitters=args.splitters,
             clock=VirtualClock(rate=args.rate, speed=args.speed), limit=args.limit,
             from_topic=args.from_topic, bootstrap_servers=bootstrap, tick_ms=int(args.tick_s * 1000),
             grouping_params=parse_assignments(args.param), run_id=args.run_id,
-            experiment_id=args.experiment_id, progress=not args.no_progress,
+            experiment_id=args.experiment_id, progress=not args.no_progress, rescale=rescale,
         )
         results = run(plan)
     except (ValueError, TypeError, RuntimeError, FileNotFoundError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     print(format_table(results))
+    if rescale is not None:
+        from bench.simulate.runner import format_rescale
+
+        print(format_rescale(results))
     frame = summary_frame(results)
     out_dir = Path(results[0].path).parent / "sweeps"
     out_dir.mkdir(parents=True, exist_ok=True)

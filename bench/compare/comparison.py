@@ -14,6 +14,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench.compare import figures as fig_mod
+from bench.compare import rescale as rescale_mod
 from bench.compare.stats import ALPHA, group_labels, pairwise_tests, present_metrics, repetition_summary
 from bench.compare.table import to_markdown, write_tables
 from bench.results import reader
@@ -84,6 +85,7 @@ class Comparison:
     description: str = ""
     notes: list[str] = field(default_factory=list)
     _figures: dict | None = field(default=None, repr=False)
+    _events: pd.DataFrame | None = field(default=None, repr=False)
 
     @property
     def labels(self) -> pd.Series:
@@ -106,7 +108,10 @@ class Comparison:
         raise KeyError(f"unknown figure {name!r}; known: {', '.join(FIGURES)}")
 
     def figures(self) -> dict:
-        """name -> Figure, for the figures with data (drawn once); a note for each missing one lands in `notes`."""
+        """name -> Figure, for the figures with data (drawn once); a note for each missing one lands in `notes`.
+
+        Runs that rescaled add `rescale_timeline_<dataset>` and `rescale_costs_<dataset>`
+        (bench/compare/rescale.py)."""
         if self._figures is None:
             self._figures = {}
             for name, (what, missing) in FIGURES.items():
@@ -115,7 +120,15 @@ class Comparison:
                     self.notes.append(f"{what}: not drawn, {missing}.")
                 else:
                     self._figures[name] = fig
+            self._figures.update(rescale_mod.rescale_figures(self.metrics, self.rescale_events))
         return self._figures
+
+    @property
+    def rescale_events(self) -> pd.DataFrame:
+        """One row per rescale event of the runs (empty when none rescaled)."""
+        if self._events is None:
+            self._events = rescale_mod.load_events(self.runs)
+        return self._events
 
     def markdown(self) -> str:
         """The table, the tests and every note (figures left out for want of data included)."""
@@ -123,6 +136,8 @@ class Comparison:
         text = to_markdown(self.summary, self.tests, self.metric_columns, self.alpha)
         if self.notes:
             text += "".join(f"- {n}\n" for n in self.notes)
+        if not self.rescale_events.empty:
+            text += "\n" + rescale_mod.rescale_table_markdown(self.rescale_events)
         return text
 
     def write(self, out_dir: Path) -> dict[str, list[Path]]:

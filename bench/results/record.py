@@ -96,10 +96,18 @@ class RunRecord:
 
     def write_metrics(self, rows: list[dict] | pd.DataFrame) -> Path:
         """Write `metrics.parquet` (one row per observer tick)."""
+        return self._write_parquet("metrics.parquet", rows)
+
+    def write_state(self, columns: dict | pd.DataFrame) -> Path:
+        """Write `state.parquet`: the workers' final per-key state (`key`, `worker`, `count`, `sum`,
+        `first_ts_ms`, `last_ts_ms`; one row per key and worker holding state of it)."""
+        return self._write_parquet("state.parquet", columns)
+
+    def _write_parquet(self, name: str, rows: list[dict] | dict | pd.DataFrame) -> Path:
         self.path.mkdir(parents=True, exist_ok=True)
         frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
-        target = self.path / "metrics.parquet"
-        tmp = self.path / "metrics.parquet.tmp"
+        target = self.path / name
+        tmp = self.path / f"{name}.tmp"
         frame.to_parquet(tmp, index=False)
         tmp.replace(target)
         return target

@@ -173,3 +173,33 @@ def timeline(
             "worker_shares": (100.0 * loads / total).tolist(),
         })
     return rows
+
+
+def worker_state(table: TupleTable, workers_of_tuples: npt.NDArray[np.int32]) -> dict:
+    """The stateful workers' final per-key state when nothing moves: one row per (key, worker)
+    pair that received tuples -- `count` (tuples), `sum` (of the tuples' count field),
+    `first_ts_ms`, `last_ts_ms` (event time) -- sorted by key, then worker.
+
+    A key-owning routing gives one row per key; SHUFFLE and the key-splitting groupings give one
+    partial state per worker that saw the key.
+    """
+    if len(table) == 0:
+        return {c: [] for c in ("key", "worker", "count", "sum", "first_ts_ms", "last_ts_ms")}
+    width = int(workers_of_tuples.max()) + 1
+    pair = table.key_code.astype(np.int64) * width + workers_of_tuples
+    pairs, inverse = np.unique(pair, return_inverse=True)
+    first = np.full(len(pairs), np.iinfo(np.int64).max)
+    last = np.full(len(pairs), np.iinfo(np.int64).min)
+    np.minimum.at(first, inverse, table.ts_ms)
+    np.maximum.at(last, inverse, table.ts_ms)
+    keys = table.keys[pairs // width]
+    frame = {
+        "key": [str(k) for k in keys],
+        "worker": (pairs % width).astype(np.int64).tolist(),
+        "count": np.bincount(inverse, minlength=len(pairs)).astype(np.int64).tolist(),
+        "sum": np.bincount(inverse, weights=table.count, minlength=len(pairs)).astype(np.int64).tolist(),
+        "first_ts_ms": first.tolist(),
+        "last_ts_ms": last.tolist(),
+    }
+    order = sorted(range(len(pairs)), key=lambda i: (frame["key"][i], frame["worker"][i]))
+    return {c: [v[i] for i in order] for c, v in frame.items()}

@@ -12,8 +12,9 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
 from bench.results.record import RunRecord, check_run_id, new_run_id
-from bench.simulate.engine import TupleTable, figures, route_table, timeline
+from bench.simulate.engine import TupleTable, figures, route_table, timeline, worker_state
 from bench.simulate.sources import DeadLetters, VirtualClock, from_dataset, from_topic
+from bench.simulate.rescale import RescaleConfig
 from datasets.base import Dataset
 
 
@@ -36,6 +37,7 @@ class SimulationPlan:
     run_id: str | None = None
     experiment_id: str | None = None
     progress: bool = True
+    rescale: RescaleConfig | None = None
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,10 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
 
     for g in plan.groupings:  # fail on a bad name or parameter before reading anything
         create_grouping(g, max(plan.workers), **plan.grouping_params)
+        if plan.rescale is not None:
+            from bench.simulate import rescale
+
+            rescale.check_rescalable(g)
     if plan.run_id and len(plan.groupings) * len(plan.workers) > 1:
         raise ValueError("--run-id names one run: give one grouping and one worker count, or use --experiment-id")
     experiment_id = plan.experiment_id or (
@@ -83,6 +89,13 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
     read_s = time.perf_counter() - started
     log(f"read {records:,} records -> {len(table):,} tuples, {len(table.keys):,} distinct keys "
         f"({dead.count:,} dead letters) in {read_s:.1f} s")
+    if plan.rescale is not None:  # the schedule against the input, before any point runs
+        from bench.simulate import rescale
+
+        span = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
+        for grouping in plan.groupings:
+            for workers in plan.workers:
+                rescale.validate(plan.rescale, grouping, workers, plan.grouping_params, span)
     results = []
     for grouping in plan.groupings:
         for workers in plan.workers:
@@ -90,13 +103,31 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
     return results
 
 
+def simulate_point(plan: SimulationPlan, table: TupleTable, records: int, dead: DeadLetters, grouping: str,
+                   workers: int, experiment_id: str) -> PointResult:
+    """One point of `plan` over a stream already read (`read_stream`): route, figure, write the record."""
+    return _point(plan, table, records, dead, grouping, workers, experiment_id)
+
+
 def _point(plan, table, records, dead, grouping, workers, experiment_id) -> PointResult:
     run_id = check_run_id(plan.run_id) if plan.run_id else new_run_id(grouping, f"sim-{plan.dataset_name}")
     t = time.perf_counter()
     assigned, instances = route_table(table, grouping, workers, plan.splitters, plan.grouping_params)
     route_s = time.perf_counter() - t
-    final = figures(table, assigned, workers)
-    rows = timeline(table, assigned, workers, plan.tick_ms)
+    width = workers
+    rescaled = None
+    if plan.rescale is not None:
+        from bench.simulate import rescale
+
+        rescaled = rescale.simulate(table, grouping, workers, plan.splitters, plan.grouping_params, plan.rescale)
+        assigned, width = rescaled.worker, max(workers, rescaled.num_workers)
+    final = figures(table, assigned, width)
+    rows = timeline(table, assigned, width, plan.tick_ms)
+    if rescaled is not None:
+        extra = rescale.tick_columns(table, rescaled, plan.tick_ms)
+        t0 = int(table.ts_ms.min())
+        for row in rows:
+            row.update(extra.get((row["time_ms"] - t0) // plan.tick_ms - 1, rescale.EMPTY_TICK))
     span_ms = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
     last = rows[-1] if rows else {}
     summary = {
@@ -126,6 +157,13 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
         "dead_letters": dead.count,
         "simulator": {"tuples": len(table), "route_tuples_per_s": len(table) / route_s if route_s > 0 else None},
     }
+    if rescaled is not None:
+        summary["rescale"] = {
+            **plan.rescale.to_dict(),
+            "events": rescaled.events,
+            "ownership_violations": rescaled.violations,
+            "worker_id_space": width,
+        }
     if hasattr(instances[0], "pool_sizes"):  # DYNAMIC_KEY: keys whose pool left the default size
         summary["pool_sizes_instance0"] = instances[0].pool_sizes()
     record = RunRecord(run_id)
@@ -135,6 +173,8 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
         "clock": {"rate": plan.clock.rate, "speed": plan.clock.speed, "origin_ms": plan.clock.origin_ms},
         "from_topic": plan.from_topic, "bootstrap_servers": plan.bootstrap_servers,
     }
+    if plan.rescale is not None:
+        config["rescale"] = plan.rescale.to_dict()
     record.write_run("simulate", config, {
         "name": plan.dataset_name, "params": plan.dataset_params, "fingerprint": plan.dataset.fingerprint(),
         "records": records, "tuples": len(table), "distinct_keys": int(len(table.keys)),
@@ -143,6 +183,7 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     for row in rows:
         row["run_id"] = run_id
     record.write_metrics(rows)
+    record.write_state(rescaled.state if rescaled is not None else worker_state(table, assigned))
     record.write_summary(summary)
     return PointResult(run_id, grouping, workers, summary, str(record.path))
 
@@ -173,3 +214,19 @@ def summary_frame(results: list[PointResult]):
     ])
 
 
+
+
+def format_rescale(results: list[PointResult]) -> str:
+    """A plain-text table of the rescale events of the points (one line per event)."""
+    header = (f"{'routing':<10}{'protocol':<16}{'event':<14}{'moved grp':>10}{'moved keys':>11}"
+              f"{'pause ms':>10}{'held':>7}{'hold p99 ms':>12}{'rescale ms':>11}{'violations':>11}")
+    lines = [header, "-" * len(header)]
+    for r in results:
+        for e in r.summary.get("rescale", {}).get("events", []):
+            p99 = e["hold_delay_ms_p99"]
+            lines.append(
+                f"{e['routing']:<10}{e['protocol']:<16}{e['event']:<14}{e['moved_groups']:>10}{e['moved_keys']:>11}"
+                f"{e['pause_ms']:>10.1f}{e['held_tuples']:>7}{'-' if p99 is None else f'{p99:.2f}':>12}"
+                f"{e['rescale_ms']:>11.1f}{e['ownership_violations']:>11}"
+            )
+    return "\n".join(lines)

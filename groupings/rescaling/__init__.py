@@ -1,0 +1,18 @@
+"""Rescaling a keyed, stateful stage while the stream runs: schedules, the cost model and the four
+protocols (STOP_THE_WORLD, SHARED_STATE, LEARNER, HANDOFF). Pure Python, no Spark or Kafka: the
+simulator drives it on a virtual clock, the Spark topology at micro-batch boundaries.
+Spec: shared/reference/rescaling.md §3-4; docs/rescaling.md.
+"""
+
+from groupings.rescaling.cost import CostModel, entry_bytes
+from groupings.rescaling.protocols import FAULTS, PROTOCOLS, Cluster, Move, RescaleProtocol, make_protocol
+from groupings.rescaling.schedule import RescaleEvent, check_schedule, parse_schedule
+
+RESCALABLE: tuple[str, ...] = ("KEY", "KEY_GROUP", "VNODE")
+"""The routings that own keys and can be rescaled: KEY (hash mod n, the naive baseline),
+KEY_GROUP (Flink key groups), VNODE (RisingWave vnodes)."""
+
+__all__ = [
+    "FAULTS", "PROTOCOLS", "RESCALABLE", "Cluster", "CostModel", "Move", "RescaleEvent",
+    "RescaleProtocol", "check_schedule", "entry_bytes", "make_protocol", "parse_schedule",
+]
