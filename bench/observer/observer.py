@@ -119,6 +119,8 @@ class Observer:
         self.record = record
         self.live_input = live_input
         self._lock = threading.RLock()
+        self._write_lock = threading.Lock()
+        self._rows_written = 0
         self.batches: dict[int, dict] = {}
         self.aggregates: dict[int, pd.DataFrame] = {}
         self.rows: list[dict] = []
@@ -254,7 +256,11 @@ class Observer:
             except Exception as e:  # an output must never stop the run
                 self.output_errors.append(f"{type(e).__name__}: {e}")
         if self.record is not None:
-            self.record.write_metrics(pd.DataFrame(rows))
+            # The ticker thread and the driver loop both tick: one writer at a time, newest wins.
+            with self._write_lock:
+                if len(rows) > self._rows_written:
+                    self.record.write_metrics(pd.DataFrame(rows))
+                    self._rows_written = len(rows)
         return row
 
     # -- ticker ---------------------------------------------------------------------------------

@@ -15,6 +15,7 @@ import math
 import os
 import re
 import secrets
+import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -107,9 +108,15 @@ class RunRecord:
         self.path.mkdir(parents=True, exist_ok=True)
         frame = rows if isinstance(rows, pd.DataFrame) else pd.DataFrame(rows)
         target = self.path / name
-        tmp = self.path / f"{name}.tmp"
-        frame.to_parquet(tmp, index=False)
-        tmp.replace(target)
+        # A temporary name of its own per write: concurrent writers never rename each other's file.
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{name}.", suffix=".tmp", dir=self.path)
+        os.close(fd)
+        tmp = Path(tmp_name)
+        try:
+            frame.to_parquet(tmp, index=False)
+            tmp.replace(target)
+        finally:
+            tmp.unlink(missing_ok=True)
         return target
 
     def write_summary(self, summary: dict) -> Path:
