@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 
+from bench.logs import KAFKA_LOGGER
 from bench.results.record import RESULTS_DIR, RunRecord, check_run_id, new_run_id
 from bench.topology.config import TOPOLOGY_KNOBS, TopologyConfig
 
@@ -177,7 +178,7 @@ def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30) -> dict[int, 
     from confluent_kafka import Consumer, TopicPartition
 
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{time.time_ns()}",
-                  "enable.auto.commit": False})
+                  "enable.auto.commit": False}, logger=KAFKA_LOGGER)
     try:
         meta = c.list_topics(topic, timeout=timeout_s).topics[topic]
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in meta.partitions}
@@ -218,7 +219,17 @@ def _watermark_ms(progress: dict | None) -> int:
 # -- the run --------------------------------------------------------------------------------------
 
 def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
-    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict."""
+    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict.
+
+    Spark's, PySpark's workers' and the Kafka clients' logs go to `results/<run_id>/logs/`
+    (`bench.logs`); the summary's `logs` block counts their lines."""
+    from bench.logs import RunLogs
+
+    with RunLogs(prepared.config.results_dir / "logs") as logs:
+        return _run_stream(prepared, spark=spark, log=log, logs=logs)
+
+
+def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     from bench.observer.distribution_topic import DistributionTopic
     from bench.observer.influx import InfluxWriter
     from bench.observer.listener import ProgressListener
@@ -315,6 +326,7 @@ def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
             spark.stop()
 
     summary = summarize(prepared, observer, replay_summary, status, error, influx, distribution, resumed)
+    summary["logs"] = logs.summary()
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id})
     record.write_summary(summary)

@@ -103,6 +103,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
 
 
 def _report(summaries: list[dict], as_json: bool) -> int:
+    from bench.logs import describe
     from bench.run import format_table
 
     print()
@@ -116,6 +117,8 @@ def _report(summaries: list[dict], as_json: bool) -> int:
         if s.get("influx") and s["influx"]["failed_batches"]:
             print(f"InfluxDB: {s['influx']['failed_batches']} failed write batch(es), last: {s['influx']['last_error']}",
                   file=sys.stderr)
+        if s.get("logs"):
+            print(describe(s["logs"]))
         print(f"run record: {s['results']}")
     if as_json:
         print(json.dumps(summaries, indent=2, default=str))

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+from bench.logs import KAFKA_LOGGER
+
 
 class DistributionTopic:
     def __init__(self, bootstrap_servers: str, topic: str, run_id: str):
@@ -16,7 +18,8 @@ class DistributionTopic:
         self.failed = 0
         self.last_error: str | None = None
         self.producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 50,
-                                  "message.timeout.ms": 30000, "log.connection.close": False})
+                                  "message.timeout.ms": 30000, "log.connection.close": False},
+                                 logger=KAFKA_LOGGER)
 
     def _report(self, err, _msg) -> None:
         if err is not None:

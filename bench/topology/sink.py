@@ -18,6 +18,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.logs import KAFKA_LOGGER
+
 AGGREGATE_COLUMNS = ["window_start", "window_end", "key", "count", "tuples", "first_ts", "last_ts", "ts_sum_ms", "per_worker"]
 
 
@@ -62,7 +64,7 @@ class KafkaWriter:
         self.producer = Producer({
             "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
             "linger.ms": 5, "message.timeout.ms": int(timeout_s * 1000), "log.connection.close": False,
-        })
+        }, logger=KAFKA_LOGGER)
 
     def close(self) -> None:
         self.producer.flush(self.timeout_s)
@@ -162,7 +164,7 @@ def read_aggregates(bootstrap_servers: str, topic: str, timeout_s: float = 30.0)
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"bench-reader-{time.time_ns()}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=KAFKA_LOGGER)
     try:
         meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
         if meta is None or meta.error is not None:
