@@ -59,6 +59,9 @@ class RunOptions:
     experiment_id: str | None = None
     """Groups repetitions and the runs of one run-all in the run records (default: the run id)."""
     observer_tick_s: float = 10.0
+    latency_warmup_s: float = 10.0
+    """The run's processing latency leaves out the batches that start within this many seconds of
+    the first batch with data (Python workers' start-up: 6-9 s on the first batch)."""
     worker_window_s: int = TopologyConfig.worker_window_s
     aggregator_window_s: int = TopologyConfig.aggregator_window_s
     watermark_delay_s: int = TopologyConfig.watermark_delay_s
@@ -148,6 +151,8 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     if not topic_exists and not options.replay:
         raise RunError(f"topic {topic!r} does not exist on {bootstrap} (and --no-replay was given): "
                        "replay a dataset into it first, or drop --no-replay")
+    if topic_exists and options.replay and not any(end_offsets(bootstrap, topic).values()):
+        topic_exists = False  # an empty topic (a replay that failed before its first record): replay into it
     if topic_exists:
         found = len(md.topics[topic].partitions)
         if options.partitions is not None and found != options.partitions:
@@ -275,7 +280,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     outputs.append(lambda row: distribution.send({**tags, **row}))
     live_input = not prepared.topic_exists  # this run replays the topic while it consumes it
     observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags, live_input=live_input,
-                        outputs=tuple(outputs), record=record)
+                        outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s)
 
     own_session = spark is None
     if own_session:
@@ -393,7 +398,7 @@ def _drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -
 
 
 def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed) -> dict:
-    from bench.observer.observer import exact_worker_figures, hottest_keys, latency_figures
+    from bench.observer.observer import exact_worker_figures, hottest_keys, window_latency_figures
     from bench.topology.sink import read_batches
 
     config = prepared.config
@@ -427,8 +432,10 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "reference": {k: last.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
         "exact": exact,
         # Latency only when the run consumed its input while replaying it: on a recorded topic,
-        # output time minus Kafka timestamp is the topic's age.
-        "latency": latency_figures(agg) if len(agg) and observer.live_input else {},
+        # a time minus the Kafka timestamp is the topic's age. `latency`: processing latency (Kafka
+        # timestamp to the worker's processing, HDR histograms); `window_latency`: aggregator output.
+        "latency": observer.run_latency(),
+        "window_latency": window_latency_figures(agg) if len(agg) and observer.live_input else {},
         "hottest_keys": hottest_keys(agg),
         "records": sum(b["records"] for b in batches),
         "malformed": sum(b["malformed"] for b in batches),
@@ -449,11 +456,14 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
 
 COLUMNS = [("grouping", "GROUPING"), ("total", "TOTAL COUNT"), ("duration", "DURATION (ms)"),
            ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"), ("throughput", "THROUGHPUT (rec/sec)"),
-           ("imbalance", "MAX/MEAN"), ("p99", "LAT p99 (ms)"), ("status", "STATUS")]
+           ("imbalance", "MAX/MEAN"), ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
+           ("window_p99", "WINDOW LAT p99 (ms)"), ("status", "STATUS")]
+"""LAT: processing latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT:
+aggregator output time minus Kafka timestamp (mostly the aggregation window)."""
 
 
 def summary_row(s: dict) -> dict:
-    ref, ex, lat = s["reference"], s["exact"], s.get("latency") or {}
+    ref, ex, lat, wlat = s["reference"], s["exact"], s.get("latency") or {}, s.get("window_latency") or {}
 
     def f(v, fmt):
         return "-" if v is None else (fmt % v if isinstance(v, int | float) else str(v))
@@ -462,7 +472,8 @@ def summary_row(s: dict) -> dict:
         "grouping": s["grouping"], "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
         "std_dev": f(ex["std_dev"], "%.4f"), "dist_cost": f(ex["dist_cost"], "%.4f"),
         "throughput": f(ref.get("throughput_ratio"), "%.0f"), "imbalance": f(ex["max_mean_imbalance"], "%.3f"),
-        "p99": f(lat.get("latency_p99_ms"), "%.0f"),
+        "p99": f(lat.get("latency_p99_ms"), "%.1f"), "p999": f(lat.get("latency_p999_ms"), "%.1f"),
+        "window_p99": f(wlat.get("window_latency_p99_ms"), "%.0f"),
         "status": s["status"] if ok else f"{s['status']} (checks failed)" if s["status"] == "completed" else s["status"],
     }
 

@@ -43,6 +43,9 @@ def _common(p) -> None:
     p.add_argument("--repeat", type=int, default=1, help="repetitions under one experiment id (default 1)")
     p.add_argument("--experiment-id", help="groups the runs in the records (default: the run id prefix)")
     p.add_argument("--observer-tick-s", type=float, default=10.0, help="observer tick, s (default 10)")
+    p.add_argument("--latency-warmup-s", type=float, default=10.0,
+                   help="the run's processing latency leaves out the batches that start within this many s of the "
+                        "first batch with data (Python workers' start-up; default 10; per-tick figures keep them)")
     p.add_argument("--worker-window-s", type=int, default=TopologyConfig.worker_window_s,
                    help="worker tumbling window, s (default %(default)s)")
     p.add_argument("--aggregator-window-s", type=int, default=TopologyConfig.aggregator_window_s,
@@ -94,7 +97,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         bootstrap_servers=args.bootstrap_servers, master=args.master, influx_url=args.influx_url,
         influx_database=args.influx_database, influx_token=args.influx_token, influx_org=args.influx_org,
         influx_bucket=args.influx_bucket, no_influx=args.no_influx, experiment_id=experiment_id,
-        observer_tick_s=args.observer_tick_s,
+        observer_tick_s=args.observer_tick_s, latency_warmup_s=args.latency_warmup_s,
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
