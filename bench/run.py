@@ -46,6 +46,9 @@ class RunOptions:
     run_id: str | None = None
     topic: str | None = None
     replay: bool = True
+    own_topic: bool = False
+    """The default topic name gets the run id: a paced run replays into a topic of its own while it
+    consumes it, so every paced run (each grouping of a run-all, each repetition) sees a live input."""
     bootstrap_servers: str | None = None
     master: str = "local[*]"
     influx_url: str | None = None
@@ -125,7 +128,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     except ValueError as e:
         raise RunError(str(e)) from None
     partitions = options.partitions or options.splitters
-    topic = options.topic or default_topic(options, partitions)
+    topic = options.topic or default_topic(options, partitions) + (f".{run_id}" if options.own_topic else "")
 
     from bench.stack import Stack, StackConfig
 
@@ -175,6 +178,45 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
                     topic_exists=topic_exists, stack_started=stack_started)
+
+
+def record_input(prepared: list[Prepared], log=print) -> None:
+    """Unpaced runs read a recorded topic: replay each missing topic of `prepared` once, as fast as
+    possible and before any run starts, then mark every run as reading it (no run competes with
+    the replay, and every grouping reads the very same records)."""
+    from producers import replay
+
+    done: set[str] = set()
+    for p in prepared:
+        topic = p.config.topic
+        if not p.topic_exists and topic not in done:
+            log(f"recording {p.dataset.name} (limit {p.options.limit}) into {topic} before the runs ...")
+            summary = replay(p.dataset, topic, p.config.bootstrap_servers, partitions=p.options.partitions,
+                             rate=None, limit=p.options.limit, progress=p.options.progress)
+            if not summary.ok:
+                raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
+            done.add(topic)
+        p.topic_exists = True
+
+
+def input_conditions(prepared: Prepared) -> dict:
+    """How a run gets its input: `live` (it replays the dataset at `rate` records/s while consuming it:
+    paced, open loop), `live-unpaced` (it replays as fast as possible while consuming it), or
+    `recorded` (it reads a topic recorded before it started, as fast as the topology can)."""
+    if prepared.topic_exists:
+        return {"mode": "recorded", "rate": None, "paced": False, "topic": prepared.config.topic}
+    rate = prepared.options.rate
+    return {"mode": "live" if rate else "live-unpaced", "rate": rate, "paced": bool(rate),
+            "topic": prepared.config.topic}
+
+
+def describe_input(conditions: dict | None) -> str:
+    """`live 500 rec/s`, `live unpaced`, `recorded`, or `unknown` (a record from before this field)."""
+    if not conditions:
+        return "unknown"
+    if conditions["mode"] == "live":
+        return f"live {conditions['rate']:g} rec/s"
+    return "live unpaced" if conditions["mode"] == "live-unpaced" else "recorded"
 
 
 # -- Kafka helpers --------------------------------------------------------------------------------
@@ -252,6 +294,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     base_run = {"kind": "stream", "master": o.master, "rate": o.rate, "limit": o.limit,
                 "partitions": o.partitions, "observer_tick_s": o.observer_tick_s,
                 "influx_url": prepared.influx_url, **config.to_dict()}
+    base_run["input"] = input_conditions(prepared)
     dataset_info = {"name": prepared.dataset.name, "fingerprint": prepared.dataset.fingerprint()}
     record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id})
 
@@ -299,6 +342,10 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         if not prepared.topic_exists:
             from producers import replay
 
+            # A live replay starts once the query has run its first (empty) micro-batch: its start-up
+            # (state stores, Python workers: 6-35 s on two busy cores) is not a latency of the records.
+            _wait_first_batch(topology, listener, o.timeout_s)
+
             log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
             replay_summary = replay(prepared.dataset, config.topic, config.bootstrap_servers,
                                     partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress)
@@ -336,6 +383,16 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id})
     record.write_summary(summary)
     return summary
+
+
+def _wait_first_batch(topology, listener, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while listener.latest is None:
+        if topology.exception() is not None:
+            raise RunError(f"the query failed: {topology.exception()}")
+        if time.monotonic() > deadline:
+            raise RunError(f"the query ran no micro-batch within --timeout-s {timeout_s:g}")
+        time.sleep(0.2)
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
@@ -422,6 +479,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     return {
         "status": status,
         "mode": "stream",
+        "input": input_conditions(prepared),
         "error": error,
         "resumed": resumed,
         "grouping": config.grouping,
@@ -478,9 +536,27 @@ def summary_row(s: dict) -> dict:
     }
 
 
+def input_header(summaries: list[dict]) -> tuple[str, bool]:
+    """The table's first line, stating the runs' input conditions, and whether they differ."""
+    conditions = sorted({describe_input(s.get("input")) for s in summaries})
+    if len(conditions) > 1:
+        return (f"input: MIXED ({', '.join(conditions)}): these rows ran under different input conditions and "
+                "are not comparable (see the INPUT column)", True)
+    what = conditions[0]
+    if what.startswith("live ") and what != "live unpaced":
+        return (f"input: {what}, every run replays the same records while it consumes them (paced, open loop; "
+                "LAT = processing latency from the intended send time)", False)
+    if what == "recorded":
+        return ("input: recorded topic, every run reads the same records as fast as it can (THROUGHPUT is its "
+                "capacity; no latency: a record's age is not a latency)", False)
+    return f"input: {what}", False
+
+
 def format_table(summaries: list[dict]) -> str:
-    rows = [summary_row(s) for s in summaries]
-    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in COLUMNS}
-    lines = ["  ".join(h.ljust(widths[k]) for k, h in COLUMNS)]
-    lines += ["  ".join(r[k].ljust(widths[k]) for k, _ in COLUMNS) for r in rows]
+    header, mixed = input_header(summaries)
+    columns = COLUMNS[:-1] + [("input", "INPUT"), COLUMNS[-1]] if mixed else COLUMNS
+    rows = [{**summary_row(s), "input": describe_input(s.get("input"))} for s in summaries]
+    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in columns}
+    lines = [header, "  ".join(h.ljust(widths[k]) for k, h in columns)]
+    lines += ["  ".join(r[k].ljust(widths[k]) for k, _ in columns) for r in rows]
     return "\n".join(lines)

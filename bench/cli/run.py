@@ -94,6 +94,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         grouping_params=parse_assignments(args.param), workers=args.workers, splitters=args.splitters,
         aggregators=args.aggregators, partitions=args.partitions, cost_ms=args.cost_ms, cost_every=args.cost_every,
         rate=args.rate or None, limit=args.limit or None, run_id=run_id, topic=args.topic, replay=not args.no_replay,
+        own_topic=bool(args.rate) and not args.topic and not args.no_replay,
         bootstrap_servers=args.bootstrap_servers, master=args.master, influx_url=args.influx_url,
         influx_database=args.influx_database, influx_token=args.influx_token, influx_org=args.influx_org,
         influx_bucket=args.influx_bucket, no_influx=args.no_influx, experiment_id=experiment_id,
@@ -144,7 +145,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     All runs share one experiment id (`--experiment-id`, default the prefix).
     """
     from bench.results.record import new_run_id
-    from bench.run import RunError, prepare, run_stream
+    from bench.run import RunError, prepare, record_input, run_stream
 
     if args.repeat < 1:
         print(f"error: --repeat must be >= 1, got {args.repeat}", file=sys.stderr)
@@ -159,6 +160,12 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     try:
         prepared = [prepare(options_from(args, g, run_id_of(g, k), experiment_id))
                     for k in range(args.repeat) for g in groupings]
+        if not args.rate:
+            # Unpaced: every run reads the same recorded topic (recorded once, before the first run).
+            record_input(prepared)
+        elif len(prepared) > 1 and not prepared[0].topic_exists and args.topic:
+            raise RunError(f"--topic {args.topic} does not exist: paced runs of a run-all or --repeat replay each "
+                           "into a topic of their own (drop --topic), or record it first and read it (--rate 0)")
     except (RunError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -170,9 +177,8 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
         from bench.topology.session import build_session
 
         spark = build_session(args.master, args.aggregators)
-        for i, p in enumerate(prepared):
-            if i > 0:
-                p.topic_exists = True  # the first run replayed it: the others read the same records
+        for p in prepared:
+            # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.
             print(f"== {p.config.grouping} ({p.run_id}) ==")
             summaries.append(run_stream(p, spark=spark))
     finally:
