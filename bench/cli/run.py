@@ -33,7 +33,8 @@ def _common(p) -> None:
     p.add_argument("--topic", help="input topic (default: derived from dataset, limit, rate, partitions)")
     p.add_argument("--no-replay", action="store_true", help="consume an existing topic; fail if it is missing")
     p.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
-    p.add_argument("--master", default="local[*]", help="Spark master (default local[*]; any master works)")
+    p.add_argument("--master", help="Spark master (default local[N], N = max(workers, splitters, aggregators): one "
+                                     "task slot per worker whatever the core count; any master works)")
     p.add_argument("--influx-url", help="InfluxDB URL (default: the local stack's)")
     p.add_argument("--influx-database", help="InfluxDB database (default: the local stack's, groupings)")
     p.add_argument("--influx-token", default="", help="InfluxDB 2.x API token (1.8: empty or user:password)")
@@ -176,7 +177,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     try:
         from bench.topology.session import build_session
 
-        spark = build_session(args.master, args.aggregators)
+        spark = build_session(prepared[0].options.master, args.aggregators)
         for p in prepared:
             # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.
             print(f"== {p.config.grouping} ({p.run_id}) ==")
