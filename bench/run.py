@@ -517,6 +517,8 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         # a time minus the Kafka timestamp is the topic's age. `latency`: processing latency (Kafka
         # timestamp to the worker's processing, HDR histograms); `window_latency`: aggregator output.
         "latency": observer.run_latency(),
+        # First to last tuple processed by the workers (their clocks), and each worker's busy span.
+        "processing": observer.processing_span(),
         "window_latency": window_latency_figures(agg) if len(agg) and observer.live_input else {},
         "hottest_keys": hottest_keys(agg),
         "records": sum(b["records"] for b in batches),

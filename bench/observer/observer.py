@@ -71,16 +71,24 @@ def routed_figures(summaries: list[str], workers: int) -> tuple[list[int], list[
     return loads.tolist(), tuples.tolist(), sorted(pairs)
 
 
-def worker_histograms(sent: list[str]) -> dict[str, str]:
-    """The worker tasks' latency histograms of one batch (`<worker>|<encoded>`, one per task and
-    chunk; `bench.topology.worker.LATENCY_COLUMN`) merged per worker: `{str(worker): encoded}`."""
+def worker_histograms(sent: list[str]) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """What the worker tasks sent in one batch (`bench.topology.worker.LATENCY_COLUMN`, one per task
+    and chunk: `<worker>|<first ms>|<last ms>|<encoded histogram>`, or `<worker>|<encoded>`) merged per
+    worker: `({str(worker): encoded}, {str(worker): [first, last processed, epoch ms]})`."""
     from bench import latency
 
     parts: dict[str, list[str]] = {}
+    spans: dict[str, list[int]] = {}
     for text in sent:
-        worker, encoded = text.split("|", 1)
+        fields = text.split("|", 3)
+        worker, encoded = fields[0], fields[-1]
         parts.setdefault(worker, []).append(encoded)
-    return {w: latency.encode(latency.merge(encoded)) for w, encoded in sorted(parts.items(), key=lambda i: int(i[0]))}
+        if len(fields) == 4:
+            first, last = int(fields[1]), int(fields[2])
+            old = spans.get(worker)
+            spans[worker] = [first, last] if old is None else [min(old[0], first), max(old[1], last)]
+    merged = {w: latency.encode(latency.merge(encoded)) for w, encoded in sorted(parts.items(), key=lambda i: int(i[0]))}
+    return merged, spans
 
 
 def batch_figures(progress: dict, workers: int) -> dict:
@@ -93,7 +101,7 @@ def batch_figures(progress: dict, workers: int) -> dict:
     ops = progress.get("stateOperators") or []
     start = _iso_ms(progress["timestamp"])
     duration = int((progress.get("durationMs") or {}).get("triggerExecution", 0))
-    return {
+    fig = {
         "batch_id": int(progress["batchId"]),
         "start_ms": start,
         "end_ms": start + duration,
@@ -115,8 +123,9 @@ def batch_figures(progress: dict, workers: int) -> dict:
                                      if "transformWithState" not in str(o.get("operatorName")))),
         "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),
         "watermark": (progress.get("eventTime") or {}).get("watermark"),
-        "latency": worker_histograms(wk.get("latency") or []),
     }
+    fig["latency"], fig["processed_ms"] = worker_histograms(wk.get("latency") or [])
+    return fig
 
 
 class Observer:
@@ -313,6 +322,25 @@ class Observer:
                 "warmup_tuples": latency.figures_ms(latency.merge(
                     e for b in warm for e in b["latency"].values()))["latency_tuples"],
                 "per_worker_p99_ms": per_worker}
+
+    def processing_span(self) -> dict:
+        """When the workers processed the run's tuples (epoch ms, from the worker tasks' clocks):
+        `first_ms`, `last_ms`, `duration_ms` (first to last tuple processed, any worker) and per
+        worker `per_worker_busy_ms` (its first to its last tuple). Empty before any tuple."""
+        with self._lock:
+            spans = [b.get("processed_ms") or {} for b in self.batches.values()]
+        per_worker: dict[int, list[int]] = {}
+        for batch in spans:
+            for w, (first, last) in batch.items():
+                old = per_worker.get(int(w))
+                per_worker[int(w)] = [first, last] if old is None else [min(old[0], first), max(old[1], last)]
+        if not per_worker:
+            return {}
+        first = min(v[0] for v in per_worker.values())
+        last = max(v[1] for v in per_worker.values())
+        return {"first_ms": first, "last_ms": last, "duration_ms": last - first,
+                "per_worker_busy_ms": [per_worker[w][1] - per_worker[w][0] if w in per_worker else None
+                                       for w in range(self.workers)]}
 
     # -- ticker ---------------------------------------------------------------------------------
     def start(self, tick_s: float) -> None:

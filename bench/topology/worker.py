@@ -63,9 +63,10 @@ def simulate_cost(tuples: int, cost_ms: float, every: int, task_id: int) -> floa
 
 
 LATENCY_COLUMN = "latency_hist"
-"""The worker task's processing-latency histogram of one chunk of tuples, `<worker>|<encoded HDR
-histogram>` (`bench.latency`), on the chunk's last row (NULL on the others); the stage's observed
-metrics collect them, as they collect the routing summaries."""
+"""What the worker task did with one chunk of tuples, `<worker>|<first>|<last>|<encoded HDR histogram>`
+(first and last tuple processed, epoch ms; the processing latencies, `bench.latency`), on the
+chunk's last row (NULL on the others); the stage's observed metrics collect them, as they collect
+the routing summaries."""
 
 
 def make_worker_udf(cost_ms: float, cost_every: int):
@@ -87,7 +88,8 @@ def make_worker_udf(cost_ms: float, cost_every: int):
         if len(worker):
             histogram = latency.new_histogram()
             latency.record(histogram, done_us - 1000 * timestamps_ms(event_ts))
-            out.iloc[-1] = f"{int(worker.iloc[0])}|{latency.encode(histogram)}"
+            out.iloc[-1] = (f"{int(worker.iloc[0])}|{int(done_us[0]) // 1000}|{int(done_us[-1]) // 1000}|"
+                            f"{latency.encode(histogram)}")
         freeze_after_warm_up("worker")
         return out
 

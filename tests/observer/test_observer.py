@@ -102,6 +102,18 @@ def test_processing_latency_per_tick_and_per_run_after_the_warm_up(tmp_path):
     assert recorded.tick(now_ms=10**13)["latency_p99_ms"] is None and recorded.run_latency() == {}
 
 
+def test_processing_span_from_the_worker_tasks_first_and_last_tuples(tmp_path):
+    obs = Observer("r", 3, tmp_path)
+    assert obs.processing_span() == {}
+    enc = sent_histogram(0, [5]).split("|", 1)[1]
+    obs.on_progress(progress(0, [2, 1, 0], [("a", 0)], latency=[f"0|1000|1500|{enc}", f"1|1200|1300|{enc}",
+                                                                 f"0|1600|2100|{enc}"]))
+    obs.on_progress(progress(1, [1, 0, 0], [("a", 0)], latency=[f"0|5000|5400|{enc}"]))
+    span = obs.processing_span()
+    assert (span["first_ms"], span["last_ms"], span["duration_ms"]) == (1000, 5400, 4400)
+    assert span["per_worker_busy_ms"] == [4400, 100, None]
+
+
 def test_exact_worker_figures_from_final_aggregates():
     agg = pd.DataFrame({"key": ["a", "b"], "per_worker": [
         [{"worker": 0, "count": 3, "tuples": 3}, {"worker": 1, "count": 1, "tuples": 1}],

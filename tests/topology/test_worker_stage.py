@@ -46,7 +46,8 @@ def test_each_worker_task_sends_one_histogram_per_chunk_with_every_tuple_and_its
     sent = [r[LATENCY_COLUMN] for r in out.select(LATENCY_COLUMN).collect() if r[LATENCY_COLUMN] is not None]
     by_worker: dict[int, list[str]] = {}
     for text in sent:
-        worker, encoded = text.split("|", 1)
+        worker, first, last, encoded = text.split("|", 3)
+        assert int(last) - int(first) >= 39 * 2.0 - 1  # 40 tuples of 2 ms in one chunk
         by_worker.setdefault(int(worker), []).append(encoded)
     assert sorted(by_worker) == [0, 1, 2]
     for encoded in by_worker.values():
