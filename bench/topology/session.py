@@ -38,7 +38,6 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
       partition count of every stateful stage at the first run of a checkpoint.
     - Adaptive execution off: it may coalesce the worker stage's partitions and break
       "worker w is exactly one task".
-    - Python workers may take up to 120 s to connect back (`spark.python.authenticate.socketTimeout`).
     - Arrow batches to Python workers bounded by their row count only
       (`spark.sql.execution.arrow.maxRecordsPerBatch`, 10,000): with a byte bound (Spark's default,
       `maxBytesPerBatch`), the JVM recomputes the size of the Arrow batch after every row it writes.
@@ -57,11 +56,6 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
         "spark.ui.showConsoleProgress": "false",
         "spark.ui.enabled": "false",
         "spark.sql.streaming.noDataMicroBatches.enabled": "true",
-        # How long the JVM waits for a new Python worker to connect back (default 15 s). Every
-        # stage of the topology has Python workers (the worker stage too, for the latency), and on
-        # a loaded two-core machine a fresh worker's start took longer: "Python worker failed to
-        # connect back" (SocketTimeoutException) failed a test run at load average 20 (2026-11-25).
-        "spark.python.authenticate.socketTimeout": "120s",
         "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.executorEnv.PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
     }
