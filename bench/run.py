@@ -540,14 +540,19 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
 
 COLUMNS = [("grouping", "GROUPING"), ("total", "TOTAL COUNT"), ("duration", "DURATION (ms)"),
            ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"), ("throughput", "THROUGHPUT (rec/sec)"),
-           ("imbalance", "MAX/MEAN"), ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
+           ("imbalance", "MAX/MEAN"), ("proc", "PROC TIME (ms)"), ("proc_rate", "PROC RATE (rec/sec)"),
+           ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
            ("window_p99", "WINDOW LAT p99 (ms)"), ("status", "STATUS")]
-"""LAT: processing latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT:
+"""PROC TIME: first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker
+stage's own rate, without the micro-batch's other stages and the first batch's start-up). LAT:
+processing latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT:
 aggregator output time minus Kafka timestamp (mostly the aggregation window)."""
 
 
 def summary_row(s: dict) -> dict:
     ref, ex, lat, wlat = s["reference"], s["exact"], s.get("latency") or {}, s.get("window_latency") or {}
+    proc = (s.get("processing") or {}).get("duration_ms")
+    proc_rate = ex["total_count"] * 1000.0 / proc if proc and ex.get("total_count") else None
 
     def f(v, fmt):
         return "-" if v is None else (fmt % v if isinstance(v, int | float) else str(v))
@@ -556,6 +561,7 @@ def summary_row(s: dict) -> dict:
         "grouping": s["grouping"], "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
         "std_dev": f(ex["std_dev"], "%.4f"), "dist_cost": f(ex["dist_cost"], "%.4f"),
         "throughput": f(ref.get("throughput_ratio"), "%.0f"), "imbalance": f(ex["max_mean_imbalance"], "%.3f"),
+        "proc": f(proc, "%d"), "proc_rate": f(proc_rate, "%.0f"),
         "p99": f(lat.get("latency_p99_ms"), "%.1f"), "p999": f(lat.get("latency_p999_ms"), "%.1f"),
         "window_p99": f(wlat.get("window_latency_p99_ms"), "%.0f"),
         "status": s["status"] if ok else f"{s['status']} (checks failed)" if s["status"] == "completed" else s["status"],

@@ -11,7 +11,7 @@ def summary(grouping: str, input_conditions: dict | None, slots: int = 10, worke
             "reference": {"duration_ms": 1000, "throughput_ratio": 500.0},
             "exact": {"total_count": 500, "std_dev": 1.0, "dist_cost": 1.0, "max_mean_imbalance": 1.1},
             "latency": {"latency_p99_ms": 12.34, "latency_p999_ms": 20.0},
-            "window_latency": {"window_latency_p99_ms": 61000.0}}
+            "window_latency": {"window_latency_p99_ms": 61000.0}, "processing": {"duration_ms": 400}}
 
 
 LIVE = {"mode": "live", "rate": 500.0, "paced": True}
@@ -23,6 +23,7 @@ def test_the_header_states_the_common_input_conditions():
     assert lines[0].startswith("input: live 500 rec/s, every run replays the same records")
     assert "LAT p99 (ms)" in lines[1] and "WINDOW LAT p99 (ms)" in lines[1] and "INPUT" not in lines[1]
     assert "12.3" in lines[2] and "61000" in lines[2]
+    assert "PROC RATE (rec/sec)" in lines[1] and " 400 " in lines[2] and " 1250 " in lines[2]  # 500 / 0.4 s
     assert format_table([summary("KEY", RECORDED)]).startswith("input: recorded topic")
 
 
