@@ -138,7 +138,7 @@ def test_spark_and_pyspark_worker_lines_go_to_the_run_log_not_the_console(live_r
 
 
 def test_a_run_with_simulated_cost_aggregates_every_produced_tuple(live_run):
-    # live_run sleeps 1 ms per tuple in the worker stage's pandas UDF (the cost-0 runs stay in the JVM).
+    # live_run sleeps 1 ms per tuple in the worker stage's pandas UDF.
     assert live_run["status"] == "completed", live_run["error"]
     assert live_run["checks"]["aggregated_equals_produced"] is True, live_run["checks"]
     assert all(v is not False for v in live_run["checks"].values()), live_run["checks"]
