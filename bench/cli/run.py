@@ -146,7 +146,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     All runs share one experiment id (`--experiment-id`, default the prefix).
     """
     from bench.results.record import new_run_id
-    from bench.run import RunError, prepare, record_input, run_stream
+    from bench.run import RunError, prepare, record_input, run_stream, warm_up
 
     if args.repeat < 1:
         print(f"error: --repeat must be >= 1, got {args.repeat}", file=sys.stderr)
@@ -178,6 +178,8 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
         from bench.topology.session import build_session
 
         spark = build_session(prepared[0].options.master, args.aggregators)
+        # Every measured run starts with a warm session, not only the second and later ones.
+        warm_up(spark, prepared[0])
         for p in prepared:
             # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.
             print(f"== {p.config.grouping} ({p.run_id}) ==")
