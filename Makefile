@@ -27,11 +27,12 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RUN_ID),--run-id $(RUN_ID)) $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test chaos bench bench-all perf produce sweep dashboards compare report clean
+.PHONY: help install venv up down status test chaos bench bench-all capacity perf produce sweep dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
+	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] maximum sustainable throughput per grouping (rate steps)"
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/chaos.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
@@ -77,6 +78,12 @@ bench: up
 
 bench-all: up
 	$(PY) -m bench run-all $(if $(GROUPINGS),--groupings $(GROUPINGS)) $(BENCH_OPTS)
+
+RATES ?=
+capacity: up
+	$(PY) -m bench capacity $(if $(GROUPINGS),--groupings $(GROUPINGS)) $(if $(COST_MS),--cost-ms $(COST_MS)) \
+	  $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(RATES),--rates $(RATES)) \
+	  $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
 
 perf: up
 	$(PY) -m bench.perf

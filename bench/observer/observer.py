@@ -14,7 +14,9 @@ workers with idle ones at 0 % (Q20), DIST_COST = pairs / keys, THROUGHPUT_RATIO 
 seconds since the observer's first input (Q21), recomputed only on a tick that saw new data (a
 quiet tick keeps the last values). Deviation (documented in docs/topology.md): the observer's
 clock runs from the start of the first micro-batch with data to the end of the last one. Extra figures sit beside them (Q21/Q22): per-worker share,
-max/mean imbalance, STD_DEV of the last tick interval, latency p50/p99, Spark's progress figures.
+max/mean imbalance, STD_DEV of the last tick interval, processing latency p50/p99/p99.9/max of
+the tuples of the batches since the last tick (HDR histograms, `bench.latency`), window output
+latency, Spark's progress figures.
 
 Everything the observer receives is appended to `results/<run>/observer/progress.jsonl`, so a
 restarted run resumes with the same cumulative figures.
@@ -69,6 +71,26 @@ def routed_figures(summaries: list[str], workers: int) -> tuple[list[int], list[
     return loads.tolist(), tuples.tolist(), sorted(pairs)
 
 
+def worker_histograms(sent: list[str]) -> tuple[dict[str, str], dict[str, list[int]]]:
+    """What the worker tasks sent in one batch (`bench.topology.worker.LATENCY_COLUMN`, one per task
+    and chunk: `<worker>|<first ms>|<last ms>|<encoded histogram>`, or `<worker>|<encoded>`) merged per
+    worker: `({str(worker): encoded}, {str(worker): [first, last processed, epoch ms]})`."""
+    from bench import latency
+
+    parts: dict[str, list[str]] = {}
+    spans: dict[str, list[int]] = {}
+    for text in sent:
+        fields = text.split("|", 3)
+        worker, encoded = fields[0], fields[-1]
+        parts.setdefault(worker, []).append(encoded)
+        if len(fields) == 4:
+            first, last = int(fields[1]), int(fields[2])
+            old = spans.get(worker)
+            spans[worker] = [first, last] if old is None else [min(old[0], first), max(old[1], last)]
+    merged = {w: latency.encode(latency.merge(encoded)) for w, encoded in sorted(parts.items(), key=lambda i: int(i[0]))}
+    return merged, spans
+
+
 def batch_figures(progress: dict, workers: int) -> dict:
     """The per-batch facts the observer keeps from one progress dict."""
     observed = progress.get("observedMetrics") or {}
@@ -79,7 +101,7 @@ def batch_figures(progress: dict, workers: int) -> dict:
     ops = progress.get("stateOperators") or []
     start = _iso_ms(progress["timestamp"])
     duration = int((progress.get("durationMs") or {}).get("triggerExecution", 0))
-    return {
+    fig = {
         "batch_id": int(progress["batchId"]),
         "start_ms": start,
         "end_ms": start + duration,
@@ -102,15 +124,20 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),
         "watermark": (progress.get("eventTime") or {}).get("watermark"),
     }
+    fig["latency"], fig["processed_ms"] = worker_histograms(wk.get("latency") or [])
+    return fig
 
 
 class Observer:
     """Tick logic and outputs of one run. Thread-safe: the listener, the sink and the ticker call in."""
 
     def __init__(self, run_id: str, workers: int, folder: Path, *, tags: dict | None = None,
-                 outputs: tuple = (), record=None, live_input: bool = True):
-        """`live_input` False: the input topic was recorded before the run, so "output time minus
-        Kafka timestamp" would measure the topic's age, not the pipeline: latency is not reported."""
+                 outputs: tuple = (), record=None, live_input: bool = True, latency_warmup_s: float = 0.0):
+        """`live_input` False: the input topic was recorded before the run, so a latency measured from
+        the Kafka timestamp would measure the topic's age, not the pipeline: latency is not reported.
+        `latency_warmup_s`: the run's processing latency (`run_latency`) leaves out the batches that
+        started within this many seconds of the first batch with data (Python workers' start-up);
+        the per-tick figures keep them."""
         self.run_id = run_id
         self.workers = workers
         self.folder = Path(folder)
@@ -118,6 +145,7 @@ class Observer:
         self.outputs = list(outputs)
         self.record = record
         self.live_input = live_input
+        self.latency_warmup_s = latency_warmup_s
         self._lock = threading.RLock()
         self._write_lock = threading.Lock()
         self._rows_written = 0
@@ -223,6 +251,9 @@ class Observer:
             window_loads = loads - self._previous_loads
             self._previous_loads = loads
             agg = self.final_aggregates()
+            last_ticked = self.rows[-1].get("last_batch_id") if self.rows else None
+            last_ticked = -1 if last_ticked is None or last_ticked != last_ticked else int(last_ticked)  # NaN
+            fresh = [b for b in batches if b["batch_id"] > last_ticked]
             row = {
                 "run_id": self.run_id,
                 "tick": len(self.rows),
@@ -245,7 +276,8 @@ class Observer:
                 "state_rows": last.get("state_rows"),
                 "state_memory_bytes": last.get("state_memory_bytes"),
                 "aggregated_count": int(agg["count"].sum()) if len(agg) else 0,
-                **(latency_figures(agg) if self.live_input else latency_figures(agg.iloc[0:0])),
+                **self._latency(fresh, "latency"),
+                **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),
                 "hottest_keys": json.dumps(hottest_keys(agg)),
             }
             self.rows.append(row)
@@ -262,6 +294,59 @@ class Observer:
                     self.record.write_metrics(pd.DataFrame(rows))
                     self._rows_written = len(rows)
         return row
+
+    def _latency(self, batches: list[dict], prefix: str) -> dict:
+        """Processing-latency figures (`bench.latency.figures_ms`) of the tuples of `batches`; None
+        percentiles when the input was not live."""
+        from bench import latency
+
+        merged = latency.merge(enc for b in batches for enc in (b.get("latency") or {}).values())
+        figures = latency.figures_ms(merged, prefix)
+        if not self.live_input:
+            figures = {k: (None if k.endswith("_ms") else v) for k, v in figures.items()}
+        return figures
+
+    def run_latency(self) -> dict:
+        """The run's processing latency after the warm-up: `latency_p50_ms` ... `latency_max_ms`,
+        `latency_tuples`, `warmup_s`, `warmup_tuples` (left out), and per worker
+        `per_worker_p99_ms` (length W; None for a worker without tuples). Empty if not live."""
+        from bench import latency
+
+        if not self.live_input:
+            return {}
+        with self._lock:
+            batches = [b for b in self.batches.values() if b.get("latency")]
+            start = self.start_ms
+        cut = (start or 0) + 1000 * self.latency_warmup_s
+        steady = [b for b in batches if b["start_ms"] >= cut]
+        warm = [b for b in batches if b["start_ms"] < cut]
+        per_worker = []
+        for w in range(self.workers):
+            h = latency.merge(b["latency"].get(str(w), "") for b in steady)
+            per_worker.append(h.get_value_at_percentile(99.0) / 1000.0 if h.get_total_count() else None)
+        return {**self._latency(steady, "latency"), "warmup_s": self.latency_warmup_s,
+                "warmup_tuples": latency.figures_ms(latency.merge(
+                    e for b in warm for e in b["latency"].values()))["latency_tuples"],
+                "per_worker_p99_ms": per_worker}
+
+    def processing_span(self) -> dict:
+        """When the workers processed the run's tuples (epoch ms, from the worker tasks' clocks):
+        `first_ms`, `last_ms`, `duration_ms` (first to last tuple processed, any worker) and per
+        worker `per_worker_busy_ms` (its first to its last tuple). Empty before any tuple."""
+        with self._lock:
+            spans = [b.get("processed_ms") or {} for b in self.batches.values()]
+        per_worker: dict[int, list[int]] = {}
+        for batch in spans:
+            for w, (first, last) in batch.items():
+                old = per_worker.get(int(w))
+                per_worker[int(w)] = [first, last] if old is None else [min(old[0], first), max(old[1], last)]
+        if not per_worker:
+            return {}
+        first = min(v[0] for v in per_worker.values())
+        last = max(v[1] for v in per_worker.values())
+        return {"first_ms": first, "last_ms": last, "duration_ms": last - first,
+                "per_worker_busy_ms": [per_worker[w][1] - per_worker[w][0] if w in per_worker else None
+                                       for w in range(self.workers)]}
 
     # -- ticker ---------------------------------------------------------------------------------
     def start(self, tick_s: float) -> None:
@@ -280,23 +365,25 @@ class Observer:
             self._ticker = None
 
 
-def latency_figures(agg: pd.DataFrame) -> dict:
-    """End-to-end latency of the final aggregates: output time minus Kafka timestamp.
+def window_latency_figures(agg: pd.DataFrame) -> dict:
+    """Window output latency of the final aggregates: output time minus Kafka timestamp. It is
+    dominated by the aggregator window (a tuple waits for its window to close), so it is not the
+    processing latency (`bench.latency`), the headline LAT.
 
     Per (window, key) row, all its tuples are taken at the row's mean Kafka timestamp
-    (`ts_sum_ms / tuples`); p50/p99 are weighted by tuples. `latency_max_ms` is exact (the row's
-    first tuple).
+    (`ts_sum_ms / tuples`); p50/p99 are weighted by tuples. `window_latency_max_ms` is exact (the
+    row's first tuple).
     """
     if not len(agg):
-        return {"latency_p50_ms": None, "latency_p99_ms": None, "latency_max_ms": None}
+        return {"window_latency_p50_ms": None, "window_latency_p99_ms": None, "window_latency_max_ms": None}
     tuples = agg["tuples"].to_numpy(dtype=float)
     mean_ts = agg["ts_sum_ms"].to_numpy(dtype=float) / np.maximum(tuples, 1)
     lat = agg["emitted_ms"].to_numpy(dtype=float) - mean_ts
     first = timestamps_ms(pd.Series(agg["first_ts"]))
     return {
-        "latency_p50_ms": weighted_quantile(lat, tuples, 0.50),
-        "latency_p99_ms": weighted_quantile(lat, tuples, 0.99),
-        "latency_max_ms": float((agg["emitted_ms"].to_numpy() - first).max()),
+        "window_latency_p50_ms": weighted_quantile(lat, tuples, 0.50),
+        "window_latency_p99_ms": weighted_quantile(lat, tuples, 0.99),
+        "window_latency_max_ms": float((agg["emitted_ms"].to_numpy() - first).max()),
     }
 
 

@@ -428,4 +428,4 @@ def repetitions(runs: pd.DataFrame, selected: pd.DataFrame) -> pd.DataFrame:
 def latency_columns(frame: pd.DataFrame) -> list[str]:
     """Latency figures present in a frame (`latency_*` columns with at least one value)."""
     return [c for c in frame.columns
-            if c.startswith("latency") and pd.to_numeric(frame[c], errors="coerce").notna().any()]
+            if c.startswith("latency") and c.endswith("_ms") and pd.to_numeric(frame[c], errors="coerce").notna().any()]

@@ -83,9 +83,38 @@ def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_na
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     from pyspark.sql import SparkSession
 
+    conf = session_conf(master, shuffle_partitions, connector_jars(), extra)
+    launch_jvm_quietly(conf)
     builder = SparkSession.builder.appName(app_name)
-    for key, value in session_conf(master, shuffle_partitions, connector_jars(), extra).items():
+    for key, value in conf.items():
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     spark.sparkContext.setLogLevel("ERROR")
     return spark
+
+
+def launch_jvm_quietly(conf: dict[str, str]) -> bool:
+    """Start the Spark JVM with its stdout and stderr on a pipe that `bench.logs.JVM_OUTPUT` drains
+    into the current run's `logs/spark.log`, instead of the console (see `bench.logs`).
+
+    Uses pyspark's own `launch_gateway(conf, popen_kwargs)` and hands the gateway to
+    `SparkContext._ensure_initialized`, the call a `SparkContext` makes first. Does nothing when
+    this process already has a JVM (one per process: a stopped session's JVM is reused as is).
+    Returns True if it started the JVM.
+    """
+    from subprocess import PIPE, STDOUT
+
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    from bench.logs import JVM_OUTPUT
+
+    if SparkContext._gateway is not None:
+        return False
+    spark_conf = SparkConf(loadDefaults=False)
+    for key, value in conf.items():
+        spark_conf.set(key, value)
+    gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": PIPE, "stderr": STDOUT})
+    JVM_OUTPUT.attach(gateway.proc.stdout)
+    SparkContext._ensure_initialized(gateway=gateway)
+    return True

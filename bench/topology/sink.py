@@ -13,13 +13,12 @@ The dead-letter sink (called by `bench.topology.dead_letters`) follows the same 
 from __future__ import annotations
 
 import json
-import logging
 import time
 from pathlib import Path
 
 import pandas as pd
 
-from bench.run_logs import KAFKA_LOGGER
+from bench.logs import KAFKA_LOGGER
 
 DLQ_VALUE_MAX_CHARS = 65_536
 """A dead letter carries at most this many characters of its record (`value`, or `value_base64`
@@ -70,7 +69,7 @@ class KafkaWriter:
         self.producer = Producer({
             "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
             "linger.ms": 5, "message.timeout.ms": int(timeout_s * 1000), "log.connection.close": False,
-        }, logger=logging.getLogger(KAFKA_LOGGER))
+        }, logger=KAFKA_LOGGER)
 
     def close(self) -> None:
         self.producer.flush(self.timeout_s)
@@ -182,7 +181,7 @@ def read_aggregates(bootstrap_servers: str, topic: str, timeout_s: float = 30.0)
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"bench-reader-{time.time_ns()}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=KAFKA_LOGGER)
     try:
         meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
         if meta is None or meta.error is not None:

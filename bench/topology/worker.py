@@ -1,13 +1,14 @@
 """Storm's WorkerBolt ×W: `repartitionById(W, worker)`, simulated cost, per-window partial counts.
 
 `repartitionById` puts the tuples of worker w in Spark partition w, so worker w is exactly one
-Spark task per batch. Every row passes a filter evaluated in that task (`in_worker_task`): it fails
+Spark task per batch. Every row passes a filter evaluated in that task (`placement_check`): it fails
 the query with `WorkerPlacementError` if a row of another worker reaches the task
-(`spark_partition_id() != worker`), and, with a cost to simulate, calls a vectorised pandas UDF that
-sleeps for it. Without cost (`--cost-ms 0`) the stage stays in the JVM: there is nothing for Python
-to do. The cost is a filter condition, not `mapInPandas`: a filter keeps the columns' attributes,
-and with them the event-time watermark that the windowed stages after it need (mapInPandas drops
-it, and re-declaring a watermark after a stateful stage is refused: see docs/topology.md).
+(`spark_partition_id() != worker`). Then a vectorised pandas UDF (`make_worker_udf`) is the worker's
+work: it sleeps the simulated cost and records each tuple's processing latency (`bench.latency`).
+It runs even without cost (`--cost-ms 0`): the latency is measured in every run. The UDF adds a
+column (a projection), not `mapInPandas`: a projection keeps the columns' attributes, and with them
+the event-time watermark that the windowed stages after it need (mapInPandas drops it, and
+re-declaring a watermark after a stateful stage is refused: see docs/topology.md).
 
 The worker window (reference: 15 s tumbling window, `key -> sum`) is an event-time window keyed by
 `(window, worker, key)`; its partial aggregation runs in the same worker task.
@@ -61,33 +62,49 @@ def simulate_cost(tuples: int, cost_ms: float, every: int, task_id: int) -> floa
     return seconds
 
 
-def make_cost_udf(cost_ms: float, cost_every: int):
-    """A pandas UDF `worker -> true` that sleeps the simulated cost of its chunk of tuples."""
+LATENCY_COLUMN = "latency_hist"
+"""What the worker task did with one chunk of tuples, `<worker>|<first>|<last>|<encoded HDR histogram>`
+(first and last tuple processed, epoch ms; the processing latencies, `bench.latency`), on the
+chunk's last row (NULL on the others); the stage's observed metrics collect them, as they collect
+the routing summaries."""
 
-    @F.pandas_udf("boolean")
-    def simulated_cost(worker: pd.Series) -> pd.Series:
+
+def make_worker_udf(cost_ms: float, cost_every: int):
+    """A pandas UDF `(worker, event_ts) -> latency_hist` run in the worker task: it sleeps the
+    simulated cost of its chunk of tuples, then records each tuple's processing latency (the moment
+    its share of the chunk's work ended minus its Kafka timestamp) in an HDR histogram."""
+
+    @F.pandas_udf("string")
+    def worker_task(worker: pd.Series, event_ts: pd.Series) -> pd.Series:
         from pyspark import TaskContext
 
+        from bench import latency
+        from bench.topology.grouping_stage import timestamps_ms
+
+        start_ns = time.time_ns()
         simulate_cost(len(worker), cost_ms, cost_every, TaskContext.get().taskAttemptId())
-        freeze_after_warm_up("worker-cost")
-        return pd.Series(True, index=worker.index, dtype=bool)
+        done_us = latency.processed_at_us(start_ns, time.time_ns(), len(worker))
+        out = pd.Series(None, index=worker.index, dtype=object)
+        if len(worker):
+            histogram = latency.new_histogram()
+            latency.record(histogram, done_us - 1000 * timestamps_ms(event_ts))
+            out.iloc[-1] = (f"{int(worker.iloc[0])}|{int(done_us[0]) // 1000}|{int(done_us[-1]) // 1000}|"
+                            f"{latency.encode(histogram)}")
+        freeze_after_warm_up("worker")
+        return out
 
-    # Non-deterministic: the optimizer must neither drop nor duplicate the call (it sleeps).
-    return simulated_cost.asNondeterministic()
+    # Non-deterministic: the optimizer must neither drop nor duplicate the call (it sleeps and reads
+    # the clock).
+    return worker_task.asNondeterministic()
 
 
-def in_worker_task(cost_ms: float, cost_every: int) -> Column:
-    """The worker task's filter condition: true on every row, after the placement check and the cost.
-
-    `spark_partition_id()` is non-deterministic, so the optimizer keeps the filter above the
-    `repartitionById` exchange, in the worker's task.
-    """
-    placed = F.when(F.spark_partition_id() == F.col("worker"), F.lit(True)).otherwise(F.raise_error(
+def placement_check() -> Column:
+    """The worker task's filter condition: true on every row of the task's own worker, a query
+    failure otherwise. `spark_partition_id()` is non-deterministic, so the optimizer keeps the
+    filter above the `repartitionById` exchange, in the worker's task."""
+    return F.when(F.spark_partition_id() == F.col("worker"), F.lit(True)).otherwise(F.raise_error(
         F.format_string(f"{WorkerPlacementError.__name__}: task of partition %d received worker %d",
                         F.spark_partition_id(), F.col("worker"))))
-    if cost_ms <= 0:
-        return placed
-    return placed & make_cost_udf(cost_ms, cost_every)(F.col("worker"))
 
 
 def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int) -> DataFrame:
@@ -96,12 +113,13 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
 
     One row per (worker window, worker, key), emitted once when the watermark passes the window.
     """
-    placed = routed.repartitionById(workers, F.col("worker"))
-    worked = placed.where(in_worker_task(cost_ms, cost_every))
+    placed = routed.repartitionById(workers, F.col("worker")).where(placement_check())
+    worked = placed.withColumn(LATENCY_COLUMN, make_worker_udf(cost_ms, cost_every)(F.col("worker"), F.col("event_ts")))
     observed = worked.observe(
         WORKER_METRICS,
         F.count(F.lit(1)).alias("rows"),
         F.collect_list(ROUTED_COLUMN).alias("routed"),  # NULLs are skipped: one per splitter and batch
+        F.collect_list(LATENCY_COLUMN).alias("latency"),  # one per worker task and chunk
     )
     return observed.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
         F.sum("count").alias("count"),

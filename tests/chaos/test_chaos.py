@@ -163,7 +163,7 @@ def test_broker_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
     # the outage is two console lines, not librdkafka's every retry
     assert run.output.count("unreachable, retrying") >= 1 and "reachable again after" in run.output
     assert "Connection refused" not in run.output, run.output[-3000:]
-    assert (tmp_path / "chaos-broker" / "logs" / "run.log").stat().st_size > 0
+    assert (tmp_path / "chaos-broker" / "logs" / "driver.log").stat().st_size > 0
 
 
 def influx_points(stack, run_id: str) -> int:

@@ -112,6 +112,33 @@ def test_observer_shaped_records_compare(tmp_path):
     assert set(c.figures()) == set(FIGURES)
 
 
+LIVE = {"mode": "live", "rate": 500.0, "paced": True, "topic": "t"}
+RECORDED = {"mode": "recorded", "rate": None, "paced": False, "topic": "t"}
+
+
+def test_paced_and_unpaced_runs_are_refused_unless_allowed_and_then_marked(tmp_path, capsys):
+    root = tmp_path / "results"
+    write_observer_record(root, "obs-key-live", "KEY", input_conditions=LIVE)
+    write_observer_record(root, "obs-dkg-live", "DYNAMIC_KEY", input_conditions=LIVE)
+    write_observer_record(root, "obs-dkg-rec", "DYNAMIC_KEY", seed=1, input_conditions=RECORDED)
+    runs, _ = select_runs(root, run_ids=["obs-key-live", "obs-dkg-live", "obs-dkg-rec"])
+    with pytest.raises(ResultsError, match=r"different input conditions \(live 500 rec/s, recorded\)"):
+        build_comparison(runs)
+    c = build_comparison(runs, allow_mixed=True)
+    assert sorted(c.summary["label"]) == ["DYNAMIC_KEY (run obs-dkg-live) [live 500 rec/s]",
+                                          "DYNAMIC_KEY (run obs-dkg-rec) [recorded]", "KEY [live 500 rec/s]"]
+    assert "MIXED input conditions" in c.markdown()
+    assert main(["compare", "obs-key-live", "obs-dkg-rec", "--root", str(root), "--out", str(tmp_path / "o1")]) == 2
+    assert "different input conditions" in capsys.readouterr().err
+    assert main(["compare", "obs-key-live", "obs-dkg-rec", "--root", str(root), "--out", str(tmp_path / "o2"),
+                 "--allow-mixed"]) == 0
+
+    same, _ = select_runs(root, run_ids=["obs-key-live", "obs-dkg-live"])
+    c = build_comparison(same)
+    assert "Input conditions of the stream runs: live 500 rec/s (all the same)." in c.markdown()
+    assert sorted(c.summary["label"]) == ["DYNAMIC_KEY", "KEY"]
+
+
 def test_cli_compare_writes_everything(sim_records, tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["compare", "--root", str(sim_records), "--out", str(out)]) == 0

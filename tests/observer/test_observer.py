@@ -13,11 +13,12 @@ from bench.observer.influx import InfluxWriter
 from bench.observer.observer import Observer, batch_figures, exact_worker_figures, weighted_quantile
 
 
-def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0) -> dict:
+def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0,
+             latency: list[str] = ()) -> dict:
     # Two splitter instances: the first routed the loads and the pairs, the second one tuple of a pair again.
     first = {"loads": loads, "tuples": loads, "pairs": [[w, k] for k, w in pairs]}
     second = {"loads": [0] * len(loads), "tuples": [0] * len(loads), "pairs": [[w, k] for k, w in pairs[:1]]}
-    workers = {"rows": sum(loads), "routed": [json.dumps(first), json.dumps(second)]}
+    workers = {"rows": sum(loads), "routed": [json.dumps(first), json.dumps(second)], "latency": list(latency)}
     return {"batchId": batch_id, "timestamp": f"2026-01-01T00:00:{batch_id:02d}.000Z", "numInputRows": records,
             "processedRowsPerSecond": 10.0, "durationMs": {"triggerExecution": 1500},
             "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "memoryUsedBytes": 10,
@@ -58,6 +59,59 @@ def test_reference_figures_dedup_batches_and_resume(tmp_path):
 
     resumed = Observer("r", 2, tmp_path)  # same folder: the journal brings the batches back
     assert resumed.loads().tolist() == [8, 8] and len(resumed.pairs()) == 2
+
+
+def sent_histogram(worker: int, latencies_us) -> str:
+    """What a worker task sends for one chunk (`bench.topology.worker.LATENCY_COLUMN`)."""
+    from bench import latency
+
+    h = latency.new_histogram()
+    latency.record(h, np.asarray(latencies_us))
+    return f"{worker}|{latency.encode(h)}"
+
+
+def test_processing_latency_per_tick_and_per_run_after_the_warm_up(tmp_path):
+    """Batch 0 (warm-up, 0 s) has slow tuples; batches 2 and 3 start 2 and 3 s later. A tick
+    covers the batches since the previous one; the run leaves out batches of the warm-up (1.5 s)."""
+    from bench import latency
+
+    rng = np.random.default_rng(7)
+    slow = rng.integers(5_000_000, 9_000_000, 300)  # µs
+    steady = [rng.integers(1_000, 400_000, 500) for _ in range(4)]  # batch 2: 2 chunks on w0, 1 on w1; batch 3
+    obs = Observer("r", 2, tmp_path, latency_warmup_s=1.5)
+    obs.on_progress(progress(0, [300, 0], [("a", 0)], latency=[sent_histogram(0, slow)]))
+    first = obs.tick(now_ms=10**13)
+    assert first["latency_tuples"] == 300 and first["latency_p50_ms"] >= 5000
+    obs.on_progress(progress(2, [1000, 500], [("a", 0)], latency=[sent_histogram(0, steady[0]),
+                    sent_histogram(0, steady[1]), sent_histogram(1, steady[2])]))
+    obs.on_progress(progress(3, [500, 0], [("a", 0)], latency=[sent_histogram(0, steady[3])]))
+    second = obs.tick(now_ms=10**13)
+    every = np.concatenate(steady)
+    assert second["latency_tuples"] == every.size  # batches 2 and 3 only
+    for name, q in latency.PERCENTILES:
+        exact = latency.exact_percentile(every, q) / 1000
+        assert exact <= second[f"latency_{name}_ms"] <= exact * 1.001 + 0.001
+    run = obs.run_latency()
+    assert run["latency_tuples"] == every.size and run["warmup_tuples"] == 300
+    assert run["latency_max_ms"] < 400.5
+    w1 = latency.exact_percentile(steady[2], 99) / 1000
+    assert w1 <= run["per_worker_p99_ms"][1] <= w1 * 1.001 + 0.001
+
+    recorded = Observer("r2", 2, tmp_path / "recorded", live_input=False)
+    recorded.on_progress(progress(0, [300, 0], [("a", 0)], latency=[sent_histogram(0, slow)]))
+    assert recorded.tick(now_ms=10**13)["latency_p99_ms"] is None and recorded.run_latency() == {}
+
+
+def test_processing_span_from_the_worker_tasks_first_and_last_tuples(tmp_path):
+    obs = Observer("r", 3, tmp_path)
+    assert obs.processing_span() == {}
+    enc = sent_histogram(0, [5]).split("|", 1)[1]
+    obs.on_progress(progress(0, [2, 1, 0], [("a", 0)], latency=[f"0|1000|1500|{enc}", f"1|1200|1300|{enc}",
+                                                                 f"0|1600|2100|{enc}"]))
+    obs.on_progress(progress(1, [1, 0, 0], [("a", 0)], latency=[f"0|5000|5400|{enc}"]))
+    span = obs.processing_span()
+    assert (span["first_ms"], span["last_ms"], span["duration_ms"]) == (1000, 5400, 4400)
+    assert span["per_worker_busy_ms"] == [4400, 100, None]
 
 
 def test_exact_worker_figures_from_final_aggregates():

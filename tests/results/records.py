@@ -96,7 +96,7 @@ def write_stream_record(root: Path, run_id: str, grouping: str, seed: int = 0, w
 
 
 def write_observer_record(root: Path, run_id: str, grouping: str, seed: int = 0, workers: int = 4,
-                          ticks: int = 5, status: str = "completed") -> Path:
+                          ticks: int = 5, status: str = "completed", input_conditions: dict | None = None) -> Path:
     """A record in the shape bench/run.py and bench/observer write (no experiment_id, nested summary)."""
     from bench.results.record import RunRecord
 
@@ -146,5 +146,6 @@ def write_observer_record(root: Path, run_id: str, grouping: str, seed: int = 0,
                           "checks": {"aggregated_equals_split": True, "aggregated_equals_produced": True},
                           "batches": ticks - 1, "ticks": ticks, "influx": None,
                           "distribution_topic": {"sent": 10, "errors": 0}, "output_errors": [],
-                          "results": str(root / run_id)})
+                          "results": str(root / run_id),
+                          **({"input": input_conditions} if input_conditions else {})})
     return record.path

@@ -113,14 +113,32 @@ def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_
 
 def test_latency_is_reported_only_for_a_run_that_replays_its_input_live(live_run, stream_runs):
     assert live_run["status"] == "completed", live_run["error"]
+    assert live_run["input"]["mode"] == "live" and live_run["input"]["rate"] == 500.0
     latency = live_run["latency"]
-    assert 0 < latency["latency_p50_ms"] <= latency["latency_p99_ms"] <= latency["latency_max_ms"]
+    # Every tuple's processing latency is in the worker tasks' histograms (no warm-up cut here).
+    assert latency["latency_tuples"] == live_run["exact"]["total_count"] == 1000
+    assert 0 < latency["latency_p50_ms"] <= latency["latency_p99_ms"] <= latency["latency_p999_ms"] \
+        <= latency["latency_max_ms"]
+    assert len(latency["per_worker_p99_ms"]) == live_run["workers"]
+    # A tuple is processed before its window closes and its total is written.
+    window = live_run["window_latency"]
+    assert latency["latency_p99_ms"] < window["window_latency_p99_ms"]
     # The shared topic was recorded before these runs: its records' age is not a pipeline latency.
-    assert all(summary["latency"] == {} for summary in stream_runs.values())
+    assert all(summary["latency"] == {} and summary["window_latency"] == {} for summary in stream_runs.values())
+    assert all(summary["input"]["mode"] == "recorded" for summary in stream_runs.values())
+
+
+def test_spark_and_pyspark_worker_lines_go_to_the_run_log_not_the_console(live_run):
+    """The TransformWithStateInPandas driver worker prints on every query start: into spark.log."""
+    logs = live_run["logs"]
+    assert logs["spark"].get("pyspark_worker", 0) > 0, logs
+    text = (Path(logs["folder"]) / "spark.log").read_text()
+    assert "Streaming TransformWithStateInPandas Python worker" in text
+    assert live_run["task_slots"] == 2  # the shared test session is local[2]
 
 
 def test_a_run_with_simulated_cost_aggregates_every_produced_tuple(live_run):
-    # live_run sleeps 1 ms per tuple in the worker stage's pandas UDF (the cost-0 runs stay in the JVM).
+    # live_run sleeps 1 ms per tuple in the worker stage's pandas UDF.
     assert live_run["status"] == "completed", live_run["error"]
     assert live_run["checks"]["aggregated_equals_produced"] is True, live_run["checks"]
     assert all(v is not False for v in live_run["checks"].values()), live_run["checks"]

@@ -1,0 +1,242 @@
+"""Maximum sustainable throughput per grouping, as ShuffleBench and Theodolite measure it.
+
+For each grouping and simulated cost, step the input rate up (open loop: the producer replays at
+the step's rate whatever the topology does, and stamps each record with its intended send time).
+Each step is one paced live run (`bench.run`) of `step_s` seconds of input. After the warm-up, the
+step holds if
+- the consumer lag does not grow: the slope of (records produced by t) - (records the query has
+  read by t), over the step's batches, is at most `max_lag_growth` of the rate (records/s per
+  record/s), and
+- the processing latency p99 (Kafka timestamp to the worker's processing, `bench.latency`) is at
+  most `max_p99_ms`.
+The capacity of a repetition is the highest rate that held (the ladder stops at the first step that
+does not); the reported figure is the median over the repetitions, with their spread.
+
+The arithmetic (`lag_series`, `lag_slope`, `step_holds`, `capacity_of`) is pure and unit-tested;
+`run_ladder` drives the real runs.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+MAX_P99_MS = 1000.0
+MAX_LAG_GROWTH = 0.05
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    max_p99_ms: float = MAX_P99_MS
+    """A step whose processing p99 (after the warm-up) exceeds this does not hold."""
+    max_lag_growth: float = MAX_LAG_GROWTH
+    """A step whose consumer lag grows faster than this fraction of the rate does not hold."""
+
+
+def lag_series(batches: list[dict], first_ts_ms: int, rate: float, total: int,
+               warmup_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+    """(t in s since `first_ts_ms`, lag in records) at the end of each batch that read records and
+    ended after the warm-up: records the producer was due to have sent by then (open loop:
+    `rate * t`, at most `total`) minus records the query had read (cumulative `records` of the
+    observer's batch figures, in batch order)."""
+    done = 0
+    ts, lags = [], []
+    for b in sorted(batches, key=lambda b: b["batch_id"]):
+        done += int(b.get("records") or 0)
+        if not b.get("records"):
+            continue
+        t = (b["end_ms"] - first_ts_ms) / 1000.0
+        if t < warmup_s:
+            continue
+        ts.append(t)
+        lags.append(min(total, rate * max(t, 0.0)) - done)
+    return np.asarray(ts, dtype=float), np.asarray(lags, dtype=float)
+
+
+def lag_slope(t: np.ndarray, lag: np.ndarray) -> float | None:
+    """Least-squares slope of lag over time, records/s; None with fewer than 3 points."""
+    if len(t) < 3 or np.ptp(t) <= 0:
+        return None
+    return float(np.polyfit(t, lag, 1)[0])
+
+
+def step_holds(p99_ms: float | None, slope: float | None, rate: float, thresholds: Thresholds) -> tuple[bool, str]:
+    """Whether a step holds, and why not. A step without any latency figure does not hold."""
+    if p99_ms is None:
+        return False, "no processing latency measured"
+    if p99_ms > thresholds.max_p99_ms:
+        return False, f"p99 {p99_ms:.0f} ms > {thresholds.max_p99_ms:g} ms"
+    if slope is not None and slope > thresholds.max_lag_growth * rate:
+        return False, f"lag grows {slope:.0f} rec/s > {thresholds.max_lag_growth:g} x rate"
+    return True, "holds"
+
+
+def capacity_of(steps: list[dict]) -> float | None:
+    """The highest rate of a ladder's steps (in the order run) before the first that did not hold."""
+    best = None
+    for s in steps:
+        if not s["holds"]:
+            break
+        best = s["rate"]
+    return best
+
+
+def median_and_spread(values: list[float | None]) -> dict:
+    """Median of the repetitions' capacities (a repetition with none counts as 0) and their min/max."""
+    got = [0.0 if v is None else float(v) for v in values]
+    if not got:
+        return {"median": None, "min": None, "max": None, "values": []}
+    return {"median": statistics.median(got), "min": min(got), "max": max(got), "values": got}
+
+
+def hot_worker_bound(hottest_share: float, cost_ms: float) -> float | None:
+    """The rate a grouping that sends a share of the tuples to one worker cannot exceed:
+    1000 / (share * cost_ms) tuples/s (that worker sleeps cost_ms per tuple). None at cost 0."""
+    if cost_ms <= 0 or hottest_share <= 0:
+        return None
+    return 1000.0 / (hottest_share * cost_ms)
+
+
+# -- driving real runs ------------------------------------------------------------------------------
+
+@dataclass
+class CapacityOptions:
+    groupings: list[str]
+    costs_ms: list[float]
+    rates: list[float]
+    dataset: str = "COUNTRY_SKEW_R80"
+    step_s: float = 20.0
+    repeat: int = 3
+    workers: int = 10
+    thresholds: Thresholds = field(default_factory=Thresholds)
+    warmup_s: float = 5.0
+    experiment_id: str = "capacity"
+    results_dir: Path | None = None
+
+
+def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresholds) -> dict:
+    """Read one step's run record (summary.json, run.json, the observer's batch journal) and decide."""
+    summary = json.loads((run_dir / "summary.json").read_text())
+    run = json.loads((run_dir / "run.json").read_text())
+    replay = (run.get("dataset") or {}).get("replay") or {}
+    batches = [json.loads(line) for line in (run_dir / "observer" / "progress.jsonl").read_text().splitlines()
+               if line.strip()]
+    t, lag = lag_series(batches, int(replay.get("first_timestamp_ms") or 0), rate,
+                        int(replay.get("records") or 0), warmup_s)
+    slope = lag_slope(t, lag)
+    p99 = (summary.get("latency") or {}).get("latency_p99_ms")
+    ok, why = step_holds(p99, slope, rate, thresholds)
+    if summary.get("status") != "completed":
+        ok, why = False, f"run {summary.get('status')}: {summary.get('error')}"
+    exact = summary.get("exact") or {}
+    loads = exact.get("worker_tuples") or []
+    return {"rate": rate, "run_id": run_dir.name, "holds": ok, "why": why, "p99_ms": p99,
+            "p50_ms": (summary.get("latency") or {}).get("latency_p50_ms"), "lag_slope": slope,
+            "max_lag": float(lag.max()) if len(lag) else None,
+            "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None}
+
+
+def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print) -> list[dict]:
+    """One repetition of one grouping at one cost: each rate in turn until a step does not hold."""
+    from bench.run import RunOptions, prepare, run_stream
+
+    steps = []
+    for rate in options.rates:
+        run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-k{rep}".replace(".", "_")
+        run_options = RunOptions(
+            grouping=grouping, dataset=options.dataset, workers=options.workers, cost_ms=cost_ms, rate=rate,
+            limit=max(1, int(rate * options.step_s)), run_id=run_id, own_topic=True,
+            experiment_id=options.experiment_id, worker_window_s=5, aggregator_window_s=10, watermark_delay_s=2,
+            observer_tick_s=5.0, latency_warmup_s=options.warmup_s, results_dir=options.results_dir,
+            progress=False, no_influx=False)
+        prepared = prepare(run_options, log=log)
+        log(f"capacity: {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
+        run_stream(prepared, spark=spark, log=lambda *_: None)
+        step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
+        log(f"  -> {step['why']} (p99 {step['p99_ms']} ms, lag slope {step['lag_slope']})")
+        steps.append(step)
+        if not step["holds"]:
+            break
+    return steps
+
+
+def run_capacity(options: CapacityOptions, log=print) -> dict:
+    """Every ladder; returns the capacity record (also written by the CLI)."""
+    from bench.run import default_master
+    from bench.topology.session import build_session
+
+    spark = build_session(default_master(options.workers, 10, 10), 10)
+    ladders = []
+    try:
+        for cost_ms in options.costs_ms:
+            for grouping in options.groupings:
+                for rep in range(options.repeat):
+                    steps = run_ladder(options, grouping, cost_ms, rep, spark, log)
+                    ladders.append({"grouping": grouping, "cost_ms": cost_ms, "rep": rep, "steps": steps,
+                                    "capacity": capacity_of(steps)})
+    finally:
+        spark.stop()
+    return {"options": {**asdict(options), "results_dir": str(options.results_dir)},
+            "ladders": ladders, "capacity": summarize(ladders)}
+
+
+def summarize(ladders: list[dict]) -> list[dict]:
+    """One row per (grouping, cost): median capacity over repetitions, spread, and the hot-worker bound."""
+    rows = []
+    keys = sorted({(lad["grouping"], lad["cost_ms"]) for lad in ladders}, key=lambda k: (k[1], k[0]))
+    for grouping, cost in keys:
+        mine = [lad for lad in ladders if lad["grouping"] == grouping and lad["cost_ms"] == cost]
+        shares = [s["hottest_share"] for lad in mine for s in lad["steps"] if s.get("hottest_share")]
+        share = statistics.median(shares) if shares else None
+        rows.append({"grouping": grouping, "cost_ms": cost, **median_and_spread([lad["capacity"] for lad in mine]),
+                     "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost)})
+    return rows
+
+
+def format_capacity_table(rows: list[dict]) -> str:
+    head = ["GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "REPETITIONS",
+            "HOTTEST WORKER", "BOUND 1000/(share*cost)"]
+    body = [[r["grouping"], f"{r['cost_ms']:g}", "-" if r["median"] is None else f"{r['median']:g}",
+             "-" if r["min"] is None else f"{r['min']:g}-{r['max']:g}", ",".join(f"{v:g}" for v in r["values"]),
+             "-" if r["hottest_share"] is None else f"{100 * r['hottest_share']:.1f} %",
+             "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}"] for r in rows]
+    widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    return "\n".join(lines)
+
+
+def capacity_figure(record: dict):
+    """p99 processing latency against input rate, one line per grouping, one panel per cost."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    costs = sorted({lad["cost_ms"] for lad in record["ladders"]})
+    fig, axes = plt.subplots(1, len(costs), figsize=(6 * len(costs), 4.5), squeeze=False)
+    for ax, cost in zip(axes[0], costs):
+        for grouping in sorted({lad["grouping"] for lad in record["ladders"]}):
+            by_rate: dict[float, list[float]] = {}
+            for lad in record["ladders"]:
+                if lad["grouping"] == grouping and lad["cost_ms"] == cost:
+                    for s in lad["steps"]:
+                        if s["p99_ms"] is not None:
+                            by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
+            if by_rate:
+                rates = sorted(by_rate)
+                ax.plot(rates, [statistics.median(by_rate[r]) for r in rates], marker="o", label=grouping)
+        ax.axhline(record["options"]["thresholds"]["max_p99_ms"], color="grey", linestyle="--", linewidth=1,
+                   label="p99 threshold")
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("input rate (records/s)")
+        ax.set_ylabel("processing latency p99 (ms)")
+        ax.set_title(f"cost {cost:g} ms per tuple")
+        ax.legend()
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,45 @@
+"""The capacity decision (`bench.capacity`): lag trend, thresholds, the ladder's capacity, the bound."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.capacity import (Thresholds, capacity_of, hot_worker_bound, lag_series, lag_slope, median_and_spread,
+                            step_holds)
+
+
+def batches(records_per_batch: list[int], batch_s: float = 1.0) -> list[dict]:
+    return [{"batch_id": i, "end_ms": int(1000 * batch_s * (i + 1)), "records": n}
+            for i, n in enumerate(records_per_batch)]
+
+
+def test_a_topology_that_keeps_up_has_a_flat_lag_and_one_that_does_not_a_growing_one():
+    t, lag = lag_series(batches([100] * 10), first_ts_ms=0, rate=100, total=1000)
+    assert lag.tolist() == [0.0] * 10 and lag_slope(t, lag) == pytest.approx(0.0)
+    t, lag = lag_series(batches([60] * 10), first_ts_ms=0, rate=100, total=1000)
+    assert lag_slope(t, lag) == pytest.approx(40.0)  # 40 records/s more produced than read
+    t, _ = lag_series(batches([60] * 10), first_ts_ms=0, rate=100, total=1000, warmup_s=5)
+    assert t.tolist() == [5.0, 6.0, 7.0, 8.0, 9.0, 10.0]
+    assert lag_slope(t[:2], t[:2]) is None
+
+
+def test_step_decision_names_the_threshold_that_failed():
+    th = Thresholds(max_p99_ms=1000, max_lag_growth=0.05)
+    assert step_holds(20.0, 1.0, 500, th) == (True, "holds")
+    assert step_holds(2000.0, 0.0, 500, th)[1] == "p99 2000 ms > 1000 ms"
+    assert not step_holds(20.0, 30.0, 500, th)[0]  # 30 > 0.05 * 500
+    assert step_holds(None, 0.0, 500, th) == (False, "no processing latency measured")
+
+
+def test_capacity_is_the_last_rate_before_the_first_failure_and_reps_give_median_and_spread():
+    steps = [{"rate": 250, "holds": True}, {"rate": 500, "holds": True}, {"rate": 1000, "holds": False},
+             {"rate": 2000, "holds": True}]
+    assert capacity_of(steps) == 500
+    assert capacity_of([{"rate": 250, "holds": False}]) is None
+    assert median_and_spread([500, 1000, None]) == {"median": 500.0, "min": 0.0, "max": 1000.0,
+                                                    "values": [500.0, 1000.0, 0.0]}
+
+
+def test_hot_worker_bound_of_key_on_an_80_percent_key():
+    assert hot_worker_bound(0.8, 1.0) == pytest.approx(1250.0)
+    assert hot_worker_bound(0.8, 0.0) is None
