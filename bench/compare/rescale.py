@@ -80,6 +80,7 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
         return None
     cells, routings = _cells(ev), _routings(ev)
     palette = _palette(routings)
+    styles = {r: ("-", "--", ":", "-.")[i % 4] for i, r in enumerate(routings)}
     fig = Figure(figsize=(3.4 * len(cells), 6.0), layout="constrained")
     axes = fig.subplots(2, len(cells), squeeze=False, sharex=True)
     for col, cell in enumerate(cells):
@@ -88,9 +89,10 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
             for run_id in runs["run_id"].unique():
                 series = m[m["run_id"] == run_id].sort_values("elapsed_s")
                 axes[0, col].plot(series["elapsed_s"], series["throughput_tps"], color=palette[routing],
-                                  linewidth=1.2, label=routing)
+                                  linestyle=styles[routing], linewidth=1.4, label=routing)
                 lat = pd.to_numeric(series["latency_ms_p99"], errors="coerce")
-                axes[1, col].plot(series["elapsed_s"], lat, color=palette[routing], linewidth=1.2, label=routing)
+                axes[1, col].plot(series["elapsed_s"], lat, color=palette[routing], linestyle=styles[routing],
+                                  linewidth=1.4, label=routing)
             for _, e in runs.iterrows():
                 for ax in axes[:, col]:
                     ax.axvspan(e["started_ms"] / 1000.0, max(e["done_ms"], e["started_ms"] + 500) / 1000.0,
@@ -98,12 +100,17 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
                     ax.axvline(e["at_ms"] / 1000.0, color="grey", linestyle=":", linewidth=0.8)
         axes[0, col].set_title(cell, fontsize=10)
         axes[0, col].set_ylim(bottom=0)
-        axes[1, col].set_yscale("log")
+        lat_all = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), "latency_ms_p99"],
+                                errors="coerce").dropna()
+        if not lat_all.empty and lat_all.min() > 0 and lat_all.max() / lat_all.min() > 20:
+            axes[1, col].set_yscale("log")
+        else:
+            axes[1, col].set_ylim(bottom=0, top=max(1.0, float(lat_all.max()) * 1.5) if not lat_all.empty else 1.0)
         axes[1, col].set_xlabel("event time since start (s)")
         for ax in axes[:, col]:
             ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("throughput (tuples/s, per tick)")
-    axes[1, 0].set_ylabel("latency p99 (ms, per tick)")
+    axes[1, 0].set_ylabel("latency p99 (ms, per tick; log when it spans > 20x)")
     axes[0, 0].legend(fontsize=8)
     fig.suptitle(f"{dataset}: rescales (dotted: request; shaded: until the new routing is in force)", fontsize=11)
     return fig

@@ -481,3 +481,20 @@ def tick_columns(table: TupleTable, result: RescaleResult, tick_ms: int) -> dict
             "rescaling": any(s < b and d >= a for s, d in spans),
         }
     return out
+
+
+RESCALE_MEASUREMENT = "rescale"
+"""InfluxDB measurement of rescale events: one point per event at its start (tags run_id, grouping,
+dataset, protocol, routing; fields: every number of the event in summary.json)."""
+
+
+def influx_points(events: list[dict], t_first_ms: int) -> list[tuple[str, dict, int, dict]]:
+    """`(measurement, fields, time_ms, tags)` of each event, for `InfluxWriter.write`; time is the
+    event's start on the run's clock (the first tuple's time + `started_ms`)."""
+    points = []
+    for e in events:
+        fields = {k: (int(v) if isinstance(v, bool) else v) for k, v in e.items()
+                  if isinstance(v, int | float) and not isinstance(v, bool)}
+        tags = {"protocol": e["protocol"], "routing": e["routing"], "event": e["event"]}
+        points.append((RESCALE_MEASUREMENT, fields, int(t_first_ms + e["started_ms"]), tags))
+    return points

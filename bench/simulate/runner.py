@@ -38,6 +38,8 @@ class SimulationPlan:
     experiment_id: str | None = None
     progress: bool = True
     rescale: RescaleConfig | None = None
+    influx_url: str | None = None
+    influx_database: str = "groupings"
 
 
 @dataclass(frozen=True)
@@ -182,10 +184,28 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     }, extra={"experiment_id": experiment_id})
     for row in rows:
         row["run_id"] = run_id
+    if rescaled is not None and plan.influx_url:
+        summary["influx"] = _write_influx(plan, run_id, grouping, rescaled, int(table.ts_ms.min()))
     record.write_metrics(rows)
     record.write_state(rescaled.state if rescaled is not None else worker_state(table, assigned))
     record.write_summary(summary)
     return PointResult(run_id, grouping, workers, summary, str(record.path))
+
+
+def _write_influx(plan: SimulationPlan, run_id: str, grouping: str, rescaled, t_first_ms: int) -> dict:
+    """The rescale events as points of the `rescale` measurement; returns the writer's status
+    (failed writes are counted there, the run goes on: the run record is the record)."""
+    from bench.observer.influx import InfluxWriter
+    from bench.simulate.rescale import influx_points
+
+    writer = InfluxWriter(plan.influx_url, plan.influx_database,
+                          {"run_id": run_id, "grouping": grouping, "dataset": plan.dataset_name, "mode": "simulate"})
+    try:
+        for measurement, fields, time_ms, tags in influx_points(rescaled.events, t_first_ms):
+            writer.write(measurement, fields, time_ms, tags)
+    finally:
+        writer.close()
+    return writer.status()
 
 
 def format_table(results: list[PointResult]) -> str:

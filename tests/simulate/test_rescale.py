@@ -171,6 +171,7 @@ def test_without_rescale_the_record_is_unchanged_but_for_the_state(tmp_path, mon
     (["--rescale", "150s:12", "--protocol", "LEARNER", "--handoff-batch", "4"], "HANDOFF only"),
     (["--rescale", "150s:12", "--cost", "warp=9"], "unknown cost parameter"),
     (["--protocol", "LEARNER"], "need --rescale"),
+    (["--influx-url", "http://127.0.0.1:1"], "need --rescale"),
 ])
 def test_bad_rescale_options_are_one_clear_error_each(tmp_path, monkeypatch, capsys, argv, message):
     monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
