@@ -379,7 +379,7 @@ def _replay(cl: SimCluster, table: TupleTable, units: _Units):
                         if k in state:
                             state[k][0] = w
     rows = [(k, *v) for k, v in state.items()] + [(k, w, *v) for (k, w), v in stray.items()]
-    rows.sort(key=lambda r: (r[0], r[1]))
+    rows.sort(key=lambda r: (str(table.keys[r[0]]), r[1]))  # by key, then worker (as worker_state)
     out = {
         "key": [str(table.keys[r[0]]) for r in rows],
         "worker": [int(r[1]) for r in rows],
