@@ -182,3 +182,19 @@ def test_bad_rescale_options_are_one_clear_error_each(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert message in err and err.count("error:") == 1
     assert not [p for p in tmp_path.iterdir() if p.name != "sweeps"]  # nothing ran
+
+
+def test_compare_draws_the_rescales_and_tabulates_protocol_x_routing(tmp_path, monkeypatch):
+    monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
+    for routing, protocol in (("VNODE", "STOP_THE_WORLD"), ("KEY", "HANDOFF")):
+        assert bench_main(["simulate", "--dataset", "GOLDEN_SKEW", "--grouping", routing, "--workers", "10",
+                           "--rescale", "150s:12", "--protocol", protocol, "--run-id", f"c-{routing}",
+                           "--no-progress"]) == 0
+    out = tmp_path / "cmp"
+    assert bench_main(["compare", "c-VNODE", "c-KEY", "--root", str(tmp_path), "--out", str(out)]) == 0
+    for stem in ("rescale_timeline_golden_skew", "rescale_costs_golden_skew"):
+        assert (out / f"{stem}.png").stat().st_size > 10_000
+    table = (out / "comparison.md").read_text()
+    assert "## Rescale events (protocol x routing)" in table
+    assert "| GOLDEN_SKEW | VNODE | STOP_THE_WORLD | 150s:12 | 42 |" in table
+    assert "| GOLDEN_SKEW | KEY | HANDOFF | 150s:12 | 164 |" in table
