@@ -33,6 +33,8 @@ DATASETS = {  # name -> (dataset parameters, records/s, records)
 }
 SCHEDULE = "150s:12,240s:8"
 WORKERS = 10
+TICK_MS = 1000
+"""Observer tick of the matrix, ms: 1 s, so that a pause of seconds shows in the throughput."""
 STATE_BYTES = 4096
 """Payload of every key's state, bytes: heavy enough that moving it takes time (4 KiB, a small
 window buffer per key), so that the protocols' transfer, checkpoint and load costs show."""
@@ -51,7 +53,7 @@ def run_matrix(out_root: Path | None = None, quick: bool = False, log=print) -> 
         limit = limit // 5 if quick else limit
         dataset = get_dataset(name, **params)
         base = SimulationPlan(dataset_name=name, dataset=dataset, dataset_params=params, groupings=[], workers=[WORKERS],
-                              clock=VirtualClock(rate=rate), limit=limit, progress=False)
+                              clock=VirtualClock(rate=rate), limit=limit, progress=False, tick_ms=TICK_MS)
         table, records, dead = read_stream(base)
         log(f"{name}: {len(table):,} tuples, {len(table.keys):,} keys at {rate:,} records/s")
         for routing, gparams in ROUTINGS.items():

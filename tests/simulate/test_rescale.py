@@ -102,6 +102,18 @@ def test_the_protocols_claims(golden):
     assert ev["STOP_THE_WORLD"]["state_bytes_written"] > ev["SHARED_STATE"]["state_bytes_written"]
 
 
+@pytest.mark.parametrize("routing", RESCALABLE)
+def test_handoff_holds_only_tuples_of_units_in_flight(golden, routing):
+    result = run(golden, routing, "HANDOFF", "150s:12", handoff_batch=4)
+    g_old = create_grouping(routing, 10, **ROUTING_PARAMS[routing])
+    g_new = create_grouping(routing, 10, **ROUTING_PARAMS[routing])
+    g_new.reschedule(12)
+    moves = np.array([g_old.owner_of(k) != g_new.owner_of(k) for k in golden.keys])[golden.key_code]
+    assert result.was_held.sum() == result.events[0]["held_tuples"]
+    assert moves[result.was_held].all()  # a unit that stays never waits
+    assert (result.held_ms[~result.was_held] == 0).all()
+
+
 def test_learner_keeps_the_old_owner_loaded_until_the_switch(golden):
     result = run(golden, "VNODE", "LEARNER", "150s:12")
     (event,) = result.events
