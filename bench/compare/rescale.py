@@ -104,7 +104,9 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
                                color=palette[routing], alpha=0.15, linewidth=0)
                     ax.axvline(e["at_ms"] / 1000.0, color="grey", linestyle=":", linewidth=0.8)
         axes[0, col].set_title(cell, fontsize=10)
-        axes[0, col].set_ylim(bottom=0)
+        tps = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), "throughput_tps"],
+                            errors="coerce").dropna()
+        axes[0, col].set_ylim(0, 1.1 * float(tps.max()) if not tps.empty and tps.max() > 0 else 1.0)
         lat_all = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), _LATENCY],
                                 errors="coerce").dropna()
         if not lat_all.empty and lat_all.min() > 0 and lat_all.max() / lat_all.min() > 20:
