@@ -210,3 +210,6 @@ def test_compare_draws_the_rescales_and_tabulates_protocol_x_routing(tmp_path, m
     assert "## Rescale events (protocol x routing)" in table
     assert "| GOLDEN_SKEW | VNODE | STOP_THE_WORLD | 150s:12 | 42 |" in table
     assert "| GOLDEN_SKEW | KEY | HANDOFF | 150s:12 | 164 |" in table
+    report = tmp_path / "report.html"
+    assert bench_main(["report", "c-VNODE", "c-KEY", "--root", str(tmp_path), "--out", str(report)]) == 0
+    assert "what each rescale cost, protocol x routing (GOLDEN_SKEW)" in report.read_text()
