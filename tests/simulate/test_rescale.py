@@ -65,6 +65,22 @@ def test_every_cell_keeps_the_state_of_the_run_without_rescaling(small, routing,
     assert all(e["done_ms"] >= e["at_ms"] for e in result.events)
 
 
+@pytest.mark.parametrize("routing,protocol,schedule,kw", [
+    ("KEY", "HANDOFF", SCHEDULE, {"handoff_batch": 64, "state_bytes": 4096}),
+    ("KEY_GROUP", "HANDOFF", SCHEDULE, {"handoff_batch": 64, "state_bytes": 4096}),
+    ("VNODE", "HANDOFF", "40s:+10,+11,70s:-3", {"handoff_batch": 7}),
+    ("KEY_GROUP", "LEARNER", "40s:+10,+11,70s:-3", {}),
+    ("VNODE", "STOP_THE_WORLD", "40s:-3,70s:+3", {}),
+    ("VNODE", "SHARED_STATE", "40s:-0,70s:+12", {}),
+])
+def test_batches_and_worker_ids_keep_the_state_exact(small, routing, protocol, schedule, kw):
+    result = run(small, routing, protocol, schedule, cost=CostModel(router_stagger_ms=3.0), **kw)
+    assert result.violations == 0
+    plain, _ = route_table(small, routing, 10, 10, ROUTING_PARAMS[routing])
+    cols = ["key", "count", "sum", "first_ts_ms", "last_ts_ms"]
+    pd.testing.assert_frame_equal(by_key(result.state)[cols], by_key(worker_state(small, plain))[cols])
+
+
 def test_the_figures_before_a_rescale_are_those_of_the_run_without_it(small):
     result = run(small, "VNODE", "HANDOFF")
     plain, _ = route_table(small, "VNODE", 10, 10)
