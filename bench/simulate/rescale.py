@@ -339,7 +339,8 @@ def _replay(cl: SimCluster, table: TupleTable, units: _Units):
     stray: dict[tuple[int, int], list] = {}  # (key, worker) -> [count, sum, first, last]
     bad = np.zeros(m, dtype=bool)
     violations = 0
-    key_code, count, ts, worker = table.key_code.tolist(), table.count.tolist(), table.ts_ms.tolist(), cl.worker.tolist()
+    key_code, count, ts = table.key_code.tolist(), table.count.tolist(), table.ts_ms.tolist()
+    worker = cl.worker.tolist()
     unit_of = units.unit_of.tolist()
     for i in order.tolist():
         if i < m:
@@ -413,8 +414,10 @@ def _event_figures(events, table, cl, finish, bad, t_first) -> None:
         e["rescale_ms"] = done - at
         e["ownership_violations"] = int((bad & (cl.start >= at) & (cl.start < nxt)).sum())
         prev_end = t_first if i == 0 else starts[i - 1] + events[i - 1]["rescale_ms"]
-        e["std_dev_before"], e["max_mean_before"] = _imbalance(table, cl.worker, ts, prev_end, at, e["worker_ids_before"])
-        e["std_dev_after"], e["max_mean_after"] = _imbalance(table, cl.worker, ts, done, min(nxt, end + 1), e["worker_ids_after"])
+        e["std_dev_before"], e["max_mean_before"] = _imbalance(
+            table, cl.worker, ts, prev_end, at, e["worker_ids_before"])
+        e["std_dev_after"], e["max_mean_after"] = _imbalance(
+            table, cl.worker, ts, done, min(nxt, end + 1), e["worker_ids_after"])
         for name, lo, hi in (("before", at - WINDOW_MS, at), ("during", at, done), ("after", done, done + WINDOW_MS)):
             sel = (finish >= lo) & (finish < hi)
             span_s = max(hi - lo, 1e-9) / 1000.0
