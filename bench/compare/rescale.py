@@ -139,6 +139,7 @@ def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:
     width = 0.8 / (len(routings) * n_events)
     x = np.arange(len(cells))
     for ax, (column, title) in zip(axes, panels):
+        positive = False
         for r, routing in enumerate(routings):
             for i in range(n_events):
                 values = []
@@ -146,11 +147,15 @@ def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:
                     sel = ev[(ev["cell"] == cell) & (ev["routing"] == routing) & (ev["index"] == i)]
                     v = pd.to_numeric(sel[column], errors="coerce").max() if not sel.empty else np.nan
                     values.append(v if pd.notna(v) and v > 0 else np.nan)
+                positive = positive or bool(np.isfinite(values).any())
                 offset = (r * n_events + i) * width - 0.4 + width / 2
                 ax.bar(x + offset, values, width, color=palette[routing], hatch="//" if i else None,
                        edgecolor="white" if i else None, label=routing if i == 0 else None)
         ax.set_xticks(x, cells, rotation=30, ha="right", fontsize=8)
-        ax.set_yscale("log")
+        if positive:
+            ax.set_yscale("log")
+        else:  # a log axis needs a positive value: say "all zero" instead
+            ax.text(0.5, 0.5, "0 for every cell", transform=ax.transAxes, ha="center", va="center")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=8)

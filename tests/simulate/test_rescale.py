@@ -213,19 +213,33 @@ def test_bad_rescale_options_are_one_clear_error_each(tmp_path, monkeypatch, cap
 
 
 def test_compare_draws_the_rescales_and_tabulates_protocol_x_routing(tmp_path, monkeypatch):
+    from bench.compare import build_comparison, select_runs
+    from bench.compare.comparison import figure_caption
+    from bench.compare.figures import save_figure
+
     monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
     for routing, protocol in (("VNODE", "STOP_THE_WORLD"), ("KEY", "HANDOFF")):
         assert bench_main(["simulate", "--dataset", "GOLDEN_SKEW", "--grouping", routing, "--workers", "10",
                            "--rescale", "150s:12", "--protocol", protocol, "--run-id", f"c-{routing}",
                            "--no-progress"]) == 0
-    out = tmp_path / "cmp"
-    assert bench_main(["compare", "c-VNODE", "c-KEY", "--root", str(tmp_path), "--out", str(out)]) == 0
+    runs, _ = select_runs(tmp_path, run_ids=["c-VNODE", "c-KEY"])
+    comparison = build_comparison(runs)
+    figures = comparison.figures()  # what `bench compare` and `bench report` draw
     for stem in ("rescale_timeline_golden_skew", "rescale_costs_golden_skew"):
-        assert (out / f"{stem}.png").stat().st_size > 10_000
-    table = (out / "comparison.md").read_text()
+        (png, _svg) = save_figure(figures[stem], tmp_path / "cmp" / stem)
+        assert png.stat().st_size > 10_000
+    assert figure_caption("rescale_costs_golden_skew") == "what each rescale cost, protocol x routing (GOLDEN_SKEW)"
+    table = comparison.markdown()
     assert "## Rescale events (protocol x routing)" in table
     assert "| GOLDEN_SKEW | VNODE | STOP_THE_WORLD | 150s:12 | 42 |" in table
     assert "| GOLDEN_SKEW | KEY | HANDOFF | 150s:12 | 164 |" in table
-    report = tmp_path / "report.html"
-    assert bench_main(["report", "c-VNODE", "c-KEY", "--root", str(tmp_path), "--out", str(report)]) == 0
-    assert "what each rescale cost, protocol x routing (GOLDEN_SKEW)" in report.read_text()
+
+
+def test_the_costs_figure_draws_protocols_without_any_pause(small):
+    from bench.compare.figures import png_bytes
+    from bench.compare.rescale import costs_figure
+
+    events = pd.DataFrame([{**e, "dataset": "X", "index": i, "cell": "HANDOFF", "run_id": "r"}
+                           for i, e in enumerate(run(small, "VNODE", "HANDOFF").events)])
+    assert (events["pause_ms"] == 0).all()
+    assert len(png_bytes(costs_figure(events, "X"))) > 10_000  # a log axis of zeros would raise
