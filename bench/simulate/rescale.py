@@ -128,9 +128,14 @@ class SimCluster:
         self.status = [bytearray(units.count) for _ in range(routers)]
         self.buffers: list[dict[int, list[int]]] = [{} for _ in range(routers)]
         self.free: dict[int, float] = {}
-        self.worker = np.full(m, -1, dtype=np.int32)
-        self.start = np.zeros(m, dtype=np.float64)
-        self.seq = np.zeros(m, dtype=np.int64)
+        # per-tuple columns as Python lists while the loop runs (numpy item access is slow);
+        # `close` turns the outputs into arrays
+        self._key = table.key_code.tolist()
+        self._splitter = table.splitter.tolist()
+        self._unit = units.unit_of.tolist()
+        self.worker: list[int] | npt.NDArray[np.int32] = [-1] * m
+        self.start: list[float] | npt.NDArray[np.float64] = [0.0] * m
+        self.seq: list[int] | npt.NDArray[np.int64] = [0] * m
         self.held = np.zeros(m, dtype=np.float64)
         self.was_held = np.zeros(m, dtype=bool)
         self.control: list[tuple[float, int, int, int, tuple[int, ...] | None]] = []
@@ -169,7 +174,7 @@ class SimCluster:
             status[u] = _NEW
             flushed.extend(buffers.pop(u, ()))
         for j in sorted(flushed):  # the router's own order
-            u = self.units.unit_of[self.table.key_code[j]]
+            u = self._unit[self._key[j]]
             self.held[j] = t - self.table.ts_ms[j]
             self.was_held[j] = True
             self._enqueue(self.owner_new[u], t, j)
@@ -219,8 +224,8 @@ class SimCluster:
         self.start[j] = start
         self.counter += 1
         self.seq[j] = self.counter
-        k = self.table.key_code[j]
-        u = self.units.unit_of[k]
+        k = self._key[j]
+        u = self._unit[k]
         self.unit_updates[u] += 1
         if not self.key_seen[k]:
             self.key_seen[k] = 1
@@ -228,8 +233,8 @@ class SimCluster:
             self.unit_bytes[u] += self.entry_size[k]
 
     def dispatch(self, j: int, t: float) -> None:
-        s = self.table.splitter[j]
-        u = self.units.unit_of[self.table.key_code[j]]
+        s = self._splitter[j]
+        u = self._unit[self._key[j]]
         st = self.status[s][u]
         if st == _OLD:
             self._enqueue(self.owner_old[u], t, j)
@@ -244,6 +249,12 @@ class SimCluster:
             t, _, action = heapq.heappop(self.heap)
             self.now = t
             action(t)
+
+    def close(self) -> None:
+        """The per-tuple outputs as arrays (after the last step)."""
+        self.worker = np.asarray(self.worker, dtype=np.int32)
+        self.start = np.asarray(self.start, dtype=np.float64)
+        self.seq = np.asarray(self.seq, dtype=np.int64)
 
     def begin_event(self, owners_new: list[int]) -> None:
         self.owner_new = owners_new
@@ -306,14 +317,16 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
     if pending:
         cl.at(t_first + pending[0].at_ms, start_event)
     order = np.lexsort((np.arange(len(table)), table.ts_ms))
-    ts = table.ts_ms
+    ts = table.ts_ms.astype(np.float64).tolist()
+    heap, dispatch = cl.heap, cl.dispatch
     for j in order.tolist():
-        t = float(ts[j])
-        if cl.heap and cl.heap[0][0] <= t:
+        t = ts[j]
+        if heap and heap[0][0] <= t:
             cl.run_until(t)
         cl.now = t
-        cl.dispatch(j, t)
+        dispatch(j, t)
     cl.run_until(float("inf"))
+    cl.close()
     if pending or (config.events and len(events) < len(config.events)):
         raise RuntimeError("a rescale did not finish")
     violations, per_tuple_bad, final_state = _replay(cl, table, units)
