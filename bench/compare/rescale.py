@@ -75,10 +75,11 @@ def _palette(routings) -> dict:
 
 
 def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -> Figure | None:
-    """Throughput (tuples finished / s) and the worst latency of each tick (ms, log when it spans
-    more than 20x) over time: one column per protocol cell, one line per routing, each rescale
-    shaded from its request to the new routing in force. The worst latency, not a percentile:
-    a hand-off holds few tuples, and a percentile of a tick hides them."""
+    """Throughput (tuples finished / s), the worst latency of each tick (ms, log when it spans
+    more than 20x) and, when recorded, the share of the moved units' tuples their old owner
+    processed, over time: one column per protocol cell, one line per routing, each rescale shaded
+    from its request to the new routing in force. The worst latency, not a percentile: a hand-off
+    holds few tuples, and a percentile of a tick hides them."""
     ev = events[events["dataset"] == dataset]
     m = metrics[metrics["run_id"].isin(ev["run_id"])]
     if ev.empty or "throughput_tps" not in m.columns:
@@ -86,8 +87,10 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
     cells, routings = _cells(ev), _routings(ev)
     palette = _palette(routings)
     styles = {r: ("-", "--", ":", "-.")[i % 4] for i, r in enumerate(routings)}
-    fig = Figure(figsize=(3.4 * len(cells), 6.0), layout="constrained")
-    axes = fig.subplots(2, len(cells), squeeze=False, sharex=True)
+    share = "moved_old_owner_share" in m.columns
+    rows = 3 if share else 2
+    fig = Figure(figsize=(3.4 * len(cells), 3.0 * rows), layout="constrained")
+    axes = fig.subplots(rows, len(cells), squeeze=False, sharex=True)
     for col, cell in enumerate(cells):
         for routing in routings:
             runs = ev[(ev["cell"] == cell) & (ev["routing"] == routing)]
@@ -98,6 +101,10 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
                 lat = pd.to_numeric(series[_LATENCY], errors="coerce")
                 axes[1, col].plot(series["elapsed_s"], lat, color=palette[routing], linestyle=styles[routing],
                                   linewidth=1.4, label=routing)
+                if share:
+                    old = pd.to_numeric(series["moved_old_owner_share"], errors="coerce")
+                    axes[2, col].plot(series["elapsed_s"], old, color=palette[routing], linestyle=styles[routing],
+                                      linewidth=1.4, label=routing)
             for _, e in runs.iterrows():
                 for ax in axes[:, col]:
                     ax.axvspan(e["started_ms"] / 1000.0, max(e["done_ms"], e["started_ms"] + 500) / 1000.0,
@@ -113,11 +120,15 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
             axes[1, col].set_yscale("log")
         else:
             axes[1, col].set_ylim(bottom=0, top=max(1.0, float(lat_all.max()) * 1.5) if not lat_all.empty else 1.0)
-        axes[1, col].set_xlabel("event time since start (s)")
+        axes[rows - 1, col].set_xlabel("event time since start (s)")
+        if share:
+            axes[2, col].set_ylim(-0.05, 1.05)
         for ax in axes[:, col]:
             ax.grid(alpha=0.3)
     axes[0, 0].set_ylabel("throughput (tuples/s)")
     axes[1, 0].set_ylabel("worst latency in the tick (ms)")
+    if share:
+        axes[2, 0].set_ylabel("moved units: share at old owner")
     axes[0, 0].legend(fontsize=8)
     fig.suptitle(f"{dataset}: rescales (dotted: request; shaded: until the new routing is in force)", fontsize=11)
     return fig

@@ -70,6 +70,7 @@ class RescaleResult:
     state: dict                         # columns key, worker, count, sum, first_ts, last_ts
     violations: int
     num_workers: int                    # size of the worker id space
+    at_old_owner: npt.NDArray[np.float64]  # 1/0: a moved unit's tuple processed by its old owner or not; NaN
 
 
 def check_rescalable(grouping: str) -> None:
@@ -332,9 +333,10 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
     violations, per_tuple_bad, final_state = _replay(cl, table, units)
     finish = cl.start + config.cost.tuple_work_ms
     _event_figures(events, table, cl, finish, per_tuple_bad, t_first)
-    _old_owner_share(events, table, cl, units, t_first)
+    at_old = _old_owner_share(events, table, cl, units, t_first)
     num_workers = int(cl.worker.max()) + 1 if len(table) else workers
-    return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers)
+    return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers,
+                         at_old)
 
 
 def _replay(cl: SimCluster, table: TupleTable, units: _Units):
@@ -439,17 +441,26 @@ def _event_figures(events, table, cl, finish, bad, t_first) -> None:
             e[f"latency_ms_p99_{name}"] = _pct(latency[sel], 99)
 
 
-def _old_owner_share(events, table, cl, units, t_first) -> None:
+def _old_owner_share(events, table, cl, units, t_first) -> npt.NDArray[np.float64]:
     """`old_owner_share_during`: of the tuples of moved units processed while the rescale was under
     way, the share their old owner processed (LEARNER keeps the old owner loaded until the switch:
-    near 1; a pause protocol processes none of them during the pause: None)."""
+    near 1; a pause protocol processes none of them during the pause: None).
+
+    Returns per tuple: 1.0 if it belongs to a unit moved by the latest event started before it was
+    processed and its old owner processed it, 0.0 if another worker did, NaN otherwise.
+    """
     unit = units.unit_of[table.key_code]
-    for e in events:
+    at_old = np.full(len(table), np.nan)
+    starts = [t_first + e["started_ms"] for e in events] + [np.inf]
+    for i, e in enumerate(events):
         moved, old = e.pop("_moved"), e.pop("_old")
         at, done = t_first + e["started_ms"], t_first + e["done_ms"]
         sel = moved[unit] & (cl.start >= at) & (cl.start < done)
         e["moved_tuples_during"] = int(sel.sum())
         e["old_owner_share_during"] = float((cl.worker[sel] == old[unit[sel]]).mean()) if sel.any() else None
+        span = moved[unit] & (cl.start >= at) & (cl.start < starts[i + 1])
+        at_old[span] = (cl.worker[span] == old[unit[span]]).astype(np.float64)
+    return at_old
 
 
 def _imbalance(table, worker, ts, lo, hi, active) -> tuple[float | None, float | None]:
@@ -463,14 +474,22 @@ def _imbalance(table, worker, ts, lo, hi, active) -> tuple[float | None, float |
 
 
 EMPTY_TICK = {"throughput_tps": 0.0, "latency_ms_p50": None, "latency_ms_p99": None,
-              "latency_ms_max": None, "window_worker_loads": None, "held_tuples": 0, "rescaling": False}
+              "latency_ms_max": None, "window_worker_loads": None, "held_tuples": 0, "rescaling": False,
+              "moved_old_owner_share": None}
 """The columns of `tick_columns` for a tick in which no tuple finished."""
+
+
+def _nanmean(values: npt.NDArray[np.float64]) -> float | None:
+    values = values[~np.isnan(values)]
+    return float(values.mean()) if values.size else None
 
 
 def tick_columns(table: TupleTable, result: RescaleResult, tick_ms: int) -> dict[int, dict]:
     """Per observer tick (of the tuples' clock, as `engine.timeline`): tuples finished per second,
     latency p50 / p99 / max of the tuples finished in the tick (ms), each worker's processed load in
-    the tick (weighted), tuples held, and whether a rescale was under way. Keyed by tick index
+    the tick (weighted), tuples held, whether a rescale was under way, and
+    `moved_old_owner_share`: of the tick's tuples of units moved by the latest rescale, the share
+    their old owner processed (None before the first rescale). Keyed by tick index
     (floor((t - t0) / tick_ms))."""
     if len(table) == 0:
         return {}
@@ -495,6 +514,7 @@ def tick_columns(table: TupleTable, result: RescaleResult, tick_ms: int) -> dict
                                                minlength=result.num_workers).astype(np.int64).tolist(),
             "held_tuples": int(result.was_held[idx].sum()),
             "rescaling": any(s < b and d >= a for s, d in spans),
+            "moved_old_owner_share": _nanmean(result.at_old_owner[idx]),
         }
     return out
 

@@ -171,7 +171,8 @@ def test_the_cli_writes_the_rescale_record(tmp_path, monkeypatch, capsys):
     state = pd.read_parquet(tmp_path / "rs" / "state.parquet")
     assert {"key", "worker", "count", "sum"} <= set(state.columns) and state["count"].sum() == 60_000
     metrics = pd.read_parquet(tmp_path / "rs" / "metrics.parquet")
-    assert {"throughput_tps", "latency_ms_p99", "window_worker_loads", "rescaling"} <= set(metrics.columns)
+    assert {"throughput_tps", "latency_ms_p99", "window_worker_loads", "rescaling",
+            "moved_old_owner_share"} <= set(metrics.columns)
     assert metrics["rescaling"].any()
     assert "42" in capsys.readouterr().out
 
