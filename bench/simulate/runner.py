@@ -126,10 +126,12 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     final = figures(table, assigned, width)
     rows = timeline(table, assigned, width, plan.tick_ms)
     if rescaled is not None:
-        extra = rescale.tick_columns(table, rescaled, plan.tick_ms)
+        from bench.simulate.rescale_figures import EMPTY_TICK, tick_columns
+
+        extra = tick_columns(table, rescaled, plan.tick_ms)
         t0 = int(table.ts_ms.min())
         for row in rows:
-            row.update(extra.get((row["time_ms"] - t0) // plan.tick_ms - 1, rescale.EMPTY_TICK))
+            row.update(extra.get((row["time_ms"] - t0) // plan.tick_ms - 1, EMPTY_TICK))
     span_ms = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
     last = rows[-1] if rows else {}
     summary = {
@@ -196,7 +198,7 @@ def _write_influx(plan: SimulationPlan, run_id: str, grouping: str, rescaled, t_
     """The rescale events as points of the `rescale` measurement; returns the writer's status
     (failed writes are counted there, the run goes on: the run record is the record)."""
     from bench.observer.influx import InfluxWriter
-    from bench.simulate.rescale import influx_points
+    from bench.simulate.rescale_figures import influx_points
 
     writer = InfluxWriter(plan.influx_url, plan.influx_database,
                           {"run_id": run_id, "grouping": grouping, "dataset": plan.dataset_name, "mode": "simulate"})

@@ -4,7 +4,7 @@ Routing (which units change owner: key groups, vnodes, or keys for KEY) and prot
 state moves) are independent (rescaling.md §3). A protocol talks to a `Cluster` -- routers
 (splitters, one grouping instance each) and workers (FIFO queues holding per-key state) on one
 clock -- through a handful of primitives, and schedules its own steps with `Cluster.at`. The
-simulator implements `Cluster` on a virtual clock (bench/simulate/rescale.py); the Spark topology
+simulator implements `Cluster` on a virtual clock (bench/simulate/cluster.py); the Spark topology
 implements it at micro-batch boundaries (part 2). Nothing here imports Spark or Kafka.
 
 Units and ownership: `Move.old_owner[u]` / `Move.new_owner[u]` are the owners of unit u before and
