@@ -27,7 +27,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RUN_ID),--run-id $(RUN_ID)) $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test chaos bench bench-all capacity perf produce sweep dashboards compare report clean
+.PHONY: help install venv up down status test chaos bench bench-all capacity perf produce sweep rescale dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
@@ -42,6 +42,7 @@ help:
 	@echo "make report [RUN=...]             a self-contained HTML report of one run or a comparison"
 	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
+	@echo "make rescale                      simulate rescales: KEY/KEY_GROUP/VNODE x the four protocols, one figure + table"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
 
 $(STAMP): pyproject.toml
@@ -118,6 +119,11 @@ sweep: $(STAMP)
 	  $(PY) -m bench simulate --dataset $$d --grouping all --workers $(SWEEP_WORKERS) \
 	    --limit $(SWEEP_LIMIT) --experiment-id sweep-$$(echo $$d | tr A-Z a-z) --plot $(ARGS); \
 	done
+
+# The default rescale matrix (docs/rescaling.md): 10 -> 12 -> 8 workers on ZIPF and NYC_FLIGHTS,
+# KEY, KEY_GROUP, VNODE x STOP_THE_WORLD, SHARED_STATE, LEARNER, HANDOFF (batch 1 and 64).
+rescale: $(STAMP)
+	$(PY) -m bench.simulate.rescale_matrix $(ARGS)
 
 clean: down
 	rm -rf .stack

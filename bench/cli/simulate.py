@@ -69,6 +69,9 @@ def add_parsers(subparsers) -> None:
                    help="synthetic payload of each key's worker state, bytes (heavy state; default 0)")
     p.add_argument("--cost", action="append", metavar="NAME=VALUE",
                    help="rescale cost model parameter, repeatable (names in docs/rescaling.md)")
+    p.add_argument("--influx-url", help="with --rescale: also write each rescale event to this InfluxDB "
+                                        "(measurement `rescale`), e.g. the local stack's http://127.0.0.1:8086")
+    p.add_argument("--influx-db", default="groupings", help="InfluxDB 1.8 database (default groupings)")
     p.add_argument("--no-progress", action="store_true")
     p.set_defaults(handler=main)
 
@@ -103,8 +106,9 @@ def main(args) -> int:
             make_protocol(rescale.protocol, cost, batch=rescale.handoff_batch)
             if args.state_bytes < 0:
                 raise ValueError(f"--state-bytes must be >= 0, got {args.state_bytes}")
-        elif args.cost or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF":
-            raise ValueError("--protocol, --handoff-batch, --state-bytes and --cost need --rescale")
+        elif (args.cost or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF"
+              or args.influx_url):
+            raise ValueError("--protocol, --handoff-batch, --state-bytes, --cost and --influx-url need --rescale")
         plan = SimulationPlan(
             dataset_name=args.dataset.upper(), dataset=dataset, dataset_params=dataset_params,
             groupings=groupings, workers=workers, splitters=args.splitters,
@@ -112,6 +116,7 @@ def main(args) -> int:
             from_topic=args.from_topic, bootstrap_servers=bootstrap, tick_ms=int(args.tick_s * 1000),
             grouping_params=parse_assignments(args.param), run_id=args.run_id,
             experiment_id=args.experiment_id, progress=not args.no_progress, rescale=rescale,
+            influx_url=args.influx_url, influx_database=args.influx_db,
         )
         results = run(plan)
     except (ValueError, TypeError, RuntimeError, FileNotFoundError) as exc:

@@ -32,6 +32,17 @@ FIGURES = {
 }
 
 
+def figure_caption(name: str) -> str:
+    """What figure `name` shows: FIGURES' text, or that of a rescale figure (per dataset)."""
+    if name in FIGURES:
+        return FIGURES[name][0]
+    for prefix, what in (("rescale_timeline_", "throughput and worst latency over time around each rescale"),
+                         ("rescale_costs_", "what each rescale cost, protocol x routing")):
+        if name.startswith(prefix):
+            return f"{what} ({name[len(prefix):].upper()})"
+    return name
+
+
 def select_runs(
     root: str | Path | None = None,
     run_ids: list[str] | None = None,

@@ -18,7 +18,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench.compare import figures as fig_mod
-from bench.compare.comparison import FIGURES, Comparison
+from bench.compare.comparison import Comparison, figure_caption
 from bench.compare.stats import CONTEXT_KEYS
 from bench.compare.table import _cell, fmt, metric_name, notes
 
@@ -124,8 +124,8 @@ def render_html(c: Comparison, title: str | None = None) -> str:
     figure_html = []
     for name, fig in figs.items():
         uri = _png_data_uri(fig_mod.png_bytes(fig))
-        figure_html.append(f'<figure><img class="figure" alt="{_e(FIGURES[name][0])}" src="{uri}">'
-                           f"<figcaption>{_e(FIGURES[name][0])}</figcaption></figure>")
+        figure_html.append(f'<figure><img class="figure" alt="{_e(figure_caption(name))}" src="{uri}">'
+                           f"<figcaption>{_e(figure_caption(name))}</figcaption></figure>")
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
     description = c.description.rstrip(".") + "." if c.description else ""
     return f"""<!DOCTYPE html>

@@ -15,6 +15,7 @@ import pandas as pd
 from matplotlib.figure import Figure
 
 ROUTING_ORDER = ("KEY", "KEY_GROUP", "VNODE")
+_LATENCY = "latency_ms_max"
 PROTOCOL_ORDER = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER", "HANDOFF")
 
 TABLE_COLUMNS = {  # events column -> table header
@@ -38,6 +39,8 @@ def load_events(runs: pd.DataFrame) -> pd.DataFrame:
     """One row per rescale event of `runs` (a `load_runs` frame), with run_id, dataset, `cell`
     (protocol and batch) and every field of the event; empty when no run rescaled."""
     rows = []
+    if "path" not in runs.columns:
+        return pd.DataFrame(rows)
     for _, run in runs.iterrows():
         path = Path(run["path"]) / "summary.json"
         if not path.is_file():
@@ -72,38 +75,60 @@ def _palette(routings) -> dict:
 
 
 def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -> Figure | None:
-    """Throughput (tuples finished / s) and p99 latency (ms, log) over time: one column per protocol
-    cell, one line per routing, each rescale shaded from its request to the new routing in force."""
+    """Throughput (tuples finished / s), the worst latency of each tick (ms, log when it spans
+    more than 20x) and, when recorded, the share of the moved units' tuples their old owner
+    processed, over time: one column per protocol cell, one line per routing, each rescale shaded
+    from its request to the new routing in force. The worst latency, not a percentile: a hand-off
+    holds few tuples, and a percentile of a tick hides them."""
     ev = events[events["dataset"] == dataset]
     m = metrics[metrics["run_id"].isin(ev["run_id"])]
     if ev.empty or "throughput_tps" not in m.columns:
         return None
     cells, routings = _cells(ev), _routings(ev)
     palette = _palette(routings)
-    fig = Figure(figsize=(3.4 * len(cells), 6.0), layout="constrained")
-    axes = fig.subplots(2, len(cells), squeeze=False, sharex=True)
+    styles = {r: ("-", "--", ":", "-.")[i % 4] for i, r in enumerate(routings)}
+    share = "moved_old_owner_share" in m.columns
+    rows = 3 if share else 2
+    fig = Figure(figsize=(3.4 * len(cells), 3.0 * rows), layout="constrained")
+    axes = fig.subplots(rows, len(cells), squeeze=False, sharex=True)
     for col, cell in enumerate(cells):
         for routing in routings:
             runs = ev[(ev["cell"] == cell) & (ev["routing"] == routing)]
             for run_id in runs["run_id"].unique():
                 series = m[m["run_id"] == run_id].sort_values("elapsed_s")
                 axes[0, col].plot(series["elapsed_s"], series["throughput_tps"], color=palette[routing],
-                                  linewidth=1.2, label=routing)
-                lat = pd.to_numeric(series["latency_ms_p99"], errors="coerce")
-                axes[1, col].plot(series["elapsed_s"], lat, color=palette[routing], linewidth=1.2, label=routing)
+                                  linestyle=styles[routing], linewidth=1.4, label=routing)
+                lat = pd.to_numeric(series[_LATENCY], errors="coerce")
+                axes[1, col].plot(series["elapsed_s"], lat, color=palette[routing], linestyle=styles[routing],
+                                  linewidth=1.4, label=routing)
+                if share:
+                    old = pd.to_numeric(series["moved_old_owner_share"], errors="coerce")
+                    axes[2, col].plot(series["elapsed_s"], old, color=palette[routing], linestyle=styles[routing],
+                                      linewidth=1.4, label=routing)
             for _, e in runs.iterrows():
                 for ax in axes[:, col]:
                     ax.axvspan(e["started_ms"] / 1000.0, max(e["done_ms"], e["started_ms"] + 500) / 1000.0,
                                color=palette[routing], alpha=0.15, linewidth=0)
                     ax.axvline(e["at_ms"] / 1000.0, color="grey", linestyle=":", linewidth=0.8)
         axes[0, col].set_title(cell, fontsize=10)
-        axes[0, col].set_ylim(bottom=0)
-        axes[1, col].set_yscale("log")
-        axes[1, col].set_xlabel("event time since start (s)")
+        tps = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), "throughput_tps"],
+                            errors="coerce").dropna()
+        axes[0, col].set_ylim(0, 1.1 * float(tps.max()) if not tps.empty and tps.max() > 0 else 1.0)
+        lat_all = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), _LATENCY],
+                                errors="coerce").dropna()
+        if not lat_all.empty and lat_all.min() > 0 and lat_all.max() / lat_all.min() > 20:
+            axes[1, col].set_yscale("log")
+        else:
+            axes[1, col].set_ylim(bottom=0, top=max(1.0, float(lat_all.max()) * 1.5) if not lat_all.empty else 1.0)
+        axes[rows - 1, col].set_xlabel("event time since start (s)")
+        if share:
+            axes[2, col].set_ylim(-0.05, 1.05)
         for ax in axes[:, col]:
             ax.grid(alpha=0.3)
-    axes[0, 0].set_ylabel("throughput (tuples/s, per tick)")
-    axes[1, 0].set_ylabel("latency p99 (ms, per tick)")
+    axes[0, 0].set_ylabel("throughput (tuples/s)")
+    axes[1, 0].set_ylabel("worst latency in the tick (ms)")
+    if share:
+        axes[2, 0].set_ylabel("moved units: share at old owner")
     axes[0, 0].legend(fontsize=8)
     fig.suptitle(f"{dataset}: rescales (dotted: request; shaded: until the new routing is in force)", fontsize=11)
     return fig
@@ -125,6 +150,7 @@ def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:
     width = 0.8 / (len(routings) * n_events)
     x = np.arange(len(cells))
     for ax, (column, title) in zip(axes, panels):
+        positive = False
         for r, routing in enumerate(routings):
             for i in range(n_events):
                 values = []
@@ -132,11 +158,15 @@ def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:
                     sel = ev[(ev["cell"] == cell) & (ev["routing"] == routing) & (ev["index"] == i)]
                     v = pd.to_numeric(sel[column], errors="coerce").max() if not sel.empty else np.nan
                     values.append(v if pd.notna(v) and v > 0 else np.nan)
+                positive = positive or bool(np.isfinite(values).any())
                 offset = (r * n_events + i) * width - 0.4 + width / 2
                 ax.bar(x + offset, values, width, color=palette[routing], hatch="//" if i else None,
                        edgecolor="white" if i else None, label=routing if i == 0 else None)
         ax.set_xticks(x, cells, rotation=30, ha="right", fontsize=8)
-        ax.set_yscale("log")
+        if positive:
+            ax.set_yscale("log")
+        else:  # a log axis needs a positive value: say "all zero" instead
+            ax.text(0.5, 0.5, "0 for every cell", transform=ax.transAxes, ha="center", va="center")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=8)

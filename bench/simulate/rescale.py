@@ -1,11 +1,12 @@
-"""Stateful workers and rescales on the virtual clock: the simulator's `Cluster`.
+"""Stateful workers and rescales on the virtual clock: `simulate` and its ownership check.
 
 Routers (one per splitter) route each tuple, in event-time order, by the current owners of its
 unit (key group, vnode, or the key itself for KEY); workers are FIFO queues that spend
 `tuple_work_ms` per tuple and keep per-key state (count, sum of the tuple's `count` field, first
 and last event time, a payload of `state_bytes`). A rescale schedule starts a protocol
 (groupings.rescaling) at each event; the protocol holds, releases and switches units at the
-routers and extracts / installs state at the workers, at times the cost model gives.
+routers and extracts / installs state at the workers (bench/simulate/cluster.py), at times the
+cost model gives; bench/simulate/rescale_figures.py turns the run into the figures of each event.
 
 Correctness is checked afterwards by replaying every worker operation in the order the workers
 performed them: a tuple processed by a worker that does not hold its unit's state at that moment
@@ -17,24 +18,16 @@ Source: shared/reference/rescaling.md §3-4.
 
 from __future__ import annotations
 
-import heapq
-from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 import numpy.typing as npt
 
-from bench import metrics
+from bench.simulate.cluster import EXTRACT, SimCluster, Units
 from bench.simulate.engine import TupleTable
+from bench.simulate.rescale_figures import event_figures, old_owner_share
 from groupings import create_grouping
-from groupings.rescaling import (
-    RESCALABLE, CostModel, Move, RescaleEvent, check_schedule, entry_bytes, make_protocol,
-)
-
-_OLD, _HOLD, _NEW = 0, 1, 2
-_EXTRACT, _INSTALL = 1, 2
-WINDOW_MS = 30_000
-"""Width of the before / after windows of throughput and latency around a rescale, ms."""
+from groupings.rescaling import RESCALABLE, CostModel, Move, RescaleEvent, check_schedule, make_protocol
 
 
 @dataclass(frozen=True)
@@ -70,6 +63,7 @@ class RescaleResult:
     state: dict                         # columns key, worker, count, sum, first_ts, last_ts
     violations: int
     num_workers: int                    # size of the worker id space
+    at_old_owner: npt.NDArray[np.float64]  # 1/0: a moved unit's tuple processed by its old owner or not; NaN
 
 
 def check_rescalable(grouping: str) -> None:
@@ -89,175 +83,6 @@ def validate(config: RescaleConfig, grouping: str, workers: int, params: dict, s
     check_schedule(list(config.events), span_ms, create_grouping(grouping, workers, **params))
 
 
-class _Units:
-    """The routing's units and their owners: groups for KEY_GROUP/VNODE, keys for KEY."""
-
-    def __init__(self, grouping: str, workers: int, params: dict, keys: Sequence[str]) -> None:
-        self.g = create_grouping(grouping, workers, **params)
-        self.by_key = grouping == "KEY"
-        self.keys = keys
-        if self.by_key:
-            self.unit_of = np.arange(len(keys), dtype=np.int64)
-            self.count = len(keys)
-        else:
-            self.unit_of = np.fromiter((self.g.group_of(k) for k in keys), dtype=np.int64, count=len(keys))
-            self.count = self.g.groups
-
-    def owners(self) -> list[int]:
-        if self.by_key:
-            return [self.g.owner_of(k) for k in self.keys]
-        return self.g.assignment()
-
-    def reschedule(self, target) -> list[int]:
-        self.g.reschedule(target)
-        return self.owners()
-
-
-class SimCluster:
-    """The `Cluster` of groupings.rescaling on the simulator's virtual clock (ms)."""
-
-    def __init__(self, table: TupleTable, units: _Units, routers: int, cost: CostModel, state_bytes: int) -> None:
-        self.table = table
-        self.units = units
-        self.routers = routers
-        self.cost = cost
-        m = len(table)
-        self.owner_old = units.owners()
-        self.owner_new = list(self.owner_old)
-        self.initial_owner = list(self.owner_old)
-        self.status = [bytearray(units.count) for _ in range(routers)]
-        self.buffers: list[dict[int, list[int]]] = [{} for _ in range(routers)]
-        self.free: dict[int, float] = {}
-        self.worker = np.full(m, -1, dtype=np.int32)
-        self.start = np.zeros(m, dtype=np.float64)
-        self.seq = np.zeros(m, dtype=np.int64)
-        self.held = np.zeros(m, dtype=np.float64)
-        self.was_held = np.zeros(m, dtype=bool)
-        self.control: list[tuple[float, int, int, int, tuple[int, ...] | None]] = []
-        self.counter = 0
-        self.heap: list = []
-        self.key_seen = bytearray(len(table.keys))
-        self.unit_entries = [0] * units.count
-        self.unit_bytes = [0] * units.count
-        self.unit_updates = [0] * units.count
-        self.entry_size = [entry_bytes(str(k), state_bytes) for k in table.keys]
-        self.now = float("-inf")
-        self.finished: Callable[[float], None] | None = None
-
-    # -- the Cluster primitives --------------------------------------------------------------------
-    def at(self, t: float, action: Callable[[float], None]) -> None:
-        if t < self.now:
-            raise RuntimeError(f"a protocol scheduled a step in the past ({t} < {self.now})")
-        self.counter += 1
-        heapq.heappush(self.heap, (t, self.counter, action))
-
-    def _units(self, units: Iterable[int] | None) -> Iterable[int]:
-        return range(self.units.count) if units is None else units
-
-    def hold(self, router: int, units, t: float) -> None:
-        status = self.status[router]
-        if units is None:
-            status[:] = bytes([_HOLD]) * len(status)
-        else:
-            for u in units:
-                status[u] = _HOLD
-
-    def release(self, router: int, units, t: float) -> None:
-        status, buffers = self.status[router], self.buffers[router]
-        flushed: list[int] = []
-        for u in self._units(units):
-            status[u] = _NEW
-            flushed.extend(buffers.pop(u, ()))
-        for j in sorted(flushed):  # the router's own order
-            u = self.units.unit_of[self.table.key_code[j]]
-            self.held[j] = t - self.table.ts_ms[j]
-            self.was_held[j] = True
-            self._enqueue(self.owner_new[u], t, j)
-
-    def switch(self, router: int, units, t: float) -> None:
-        status = self.status[router]
-        for u in self._units(units):
-            status[u] = _NEW
-
-    def marker(self, worker: int, t: float) -> float:
-        return max(t, self.free.get(worker, t))
-
-    def extract(self, worker: int, units, t: float) -> tuple[int, int, float]:
-        x = self.marker(worker, t)
-        units = tuple(self._units(units))
-        self._op(x, _EXTRACT, worker, units)
-        entries, nbytes = self.state_size(units)
-        return entries, nbytes, x
-
-    def install(self, worker: int, units, t: float) -> float:
-        x = self.marker(worker, t)
-        self._op(x, _INSTALL, worker, tuple(self._units(units)))
-        return x
-
-    def state_size(self, units) -> tuple[int, int]:
-        us = list(self._units(units))
-        return sum(self.unit_entries[u] for u in us), sum(self.unit_bytes[u] for u in us)
-
-    def updates(self, units) -> int:
-        return sum(self.unit_updates[u] for u in units)
-
-    def finish(self, t: float) -> None:
-        if self.finished is not None:
-            self.finished(t)
-
-    # -- the data path -----------------------------------------------------------------------------
-    def _op(self, t: float, kind: int, worker: int, units) -> None:
-        self.counter += 1
-        self.control.append((t, self.counter, kind, worker, units))
-
-    def _enqueue(self, w: int, t: float, j: int) -> None:
-        start = self.free.get(w, t)
-        if start < t:
-            start = t
-        self.free[w] = start + self.cost.tuple_work_ms
-        self.worker[j] = w
-        self.start[j] = start
-        self.counter += 1
-        self.seq[j] = self.counter
-        k = self.table.key_code[j]
-        u = self.units.unit_of[k]
-        self.unit_updates[u] += 1
-        if not self.key_seen[k]:
-            self.key_seen[k] = 1
-            self.unit_entries[u] += 1
-            self.unit_bytes[u] += self.entry_size[k]
-
-    def dispatch(self, j: int, t: float) -> None:
-        s = self.table.splitter[j]
-        u = self.units.unit_of[self.table.key_code[j]]
-        st = self.status[s][u]
-        if st == _OLD:
-            self._enqueue(self.owner_old[u], t, j)
-        elif st == _NEW:
-            self._enqueue(self.owner_new[u], t, j)
-        else:
-            self.buffers[s].setdefault(u, []).append(j)
-
-    def run_until(self, t_limit: float) -> None:
-        """Run control steps due strictly before `t_limit` (ties: control before tuples)."""
-        while self.heap and self.heap[0][0] <= t_limit:
-            t, _, action = heapq.heappop(self.heap)
-            self.now = t
-            action(t)
-
-    def begin_event(self, owners_new: list[int]) -> None:
-        self.owner_new = owners_new
-        for st in self.status:
-            st[:] = bytes(len(st))
-
-    def end_event(self) -> None:
-        if any(self.buffers[s] for s in range(self.routers)):
-            raise RuntimeError("a protocol finished with tuples still held at a router")
-        self.owner_old = list(self.owner_new)
-        for st in self.status:
-            st[:] = bytes(len(st))
-
-
 def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, params: dict,
              config: RescaleConfig) -> RescaleResult:
     """Run `table` through stateful workers with the rescales of `config`.
@@ -266,7 +91,7 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
     """
     t_first = int(table.ts_ms.min())
     validate(config, grouping, workers, params, int(table.ts_ms.max()) - t_first)
-    units = _Units(grouping, workers, params, [str(k) for k in table.keys])
+    units = Units(grouping, workers, params, [str(k) for k in table.keys])
     cl = SimCluster(table, units, splitters, config.cost, config.state_bytes)
     events: list[dict] = []
     pending = list(config.events)
@@ -306,25 +131,28 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
     if pending:
         cl.at(t_first + pending[0].at_ms, start_event)
     order = np.lexsort((np.arange(len(table)), table.ts_ms))
-    ts = table.ts_ms
+    ts = table.ts_ms.astype(np.float64).tolist()
+    heap, dispatch = cl.heap, cl.dispatch
     for j in order.tolist():
-        t = float(ts[j])
-        if cl.heap and cl.heap[0][0] <= t:
+        t = ts[j]
+        if heap and heap[0][0] <= t:
             cl.run_until(t)
         cl.now = t
-        cl.dispatch(j, t)
+        dispatch(j, t)
     cl.run_until(float("inf"))
+    cl.close()
     if pending or (config.events and len(events) < len(config.events)):
         raise RuntimeError("a rescale did not finish")
     violations, per_tuple_bad, final_state = _replay(cl, table, units)
     finish = cl.start + config.cost.tuple_work_ms
-    _event_figures(events, table, cl, finish, per_tuple_bad, t_first)
-    _old_owner_share(events, table, cl, units, t_first)
+    event_figures(events, table, cl, finish, per_tuple_bad, t_first)
+    at_old = old_owner_share(events, table, cl, units, t_first)
     num_workers = int(cl.worker.max()) + 1 if len(table) else workers
-    return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers)
+    return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers,
+                         at_old)
 
 
-def _replay(cl: SimCluster, table: TupleTable, units: _Units):
+def _replay(cl: SimCluster, table: TupleTable, units: Units):
     """Replay every worker operation in execution order; check ownership; build the final state."""
     m = len(table)
     ctl = cl.control
@@ -339,7 +167,8 @@ def _replay(cl: SimCluster, table: TupleTable, units: _Units):
     stray: dict[tuple[int, int], list] = {}  # (key, worker) -> [count, sum, first, last]
     bad = np.zeros(m, dtype=bool)
     violations = 0
-    key_code, count, ts, worker = table.key_code.tolist(), table.count.tolist(), table.ts_ms.tolist(), cl.worker.tolist()
+    key_code, count, ts = table.key_code.tolist(), table.count.tolist(), table.ts_ms.tolist()
+    worker = cl.worker.tolist()
     unit_of = units.unit_of.tolist()
     for i in order.tolist():
         if i < m:
@@ -364,7 +193,7 @@ def _replay(cl: SimCluster, table: TupleTable, units: _Units):
         else:
             _, _, kind, w, us = ctl[i - m]
             for u in us:
-                if kind == _EXTRACT:
+                if kind == EXTRACT:
                     if holder[u] != w:
                         raise RuntimeError(f"worker {w} handed over unit {u} that it does not hold ({holder[u]})")
                     holder[u] = -1
@@ -379,7 +208,7 @@ def _replay(cl: SimCluster, table: TupleTable, units: _Units):
                         if k in state:
                             state[k][0] = w
     rows = [(k, *v) for k, v in state.items()] + [(k, w, *v) for (k, w), v in stray.items()]
-    rows.sort(key=lambda r: (r[0], r[1]))
+    rows.sort(key=lambda r: (str(table.keys[r[0]]), r[1]))  # by key, then worker (as worker_state)
     out = {
         "key": [str(table.keys[r[0]]) for r in rows],
         "worker": [int(r[1]) for r in rows],
@@ -389,95 +218,3 @@ def _replay(cl: SimCluster, table: TupleTable, units: _Units):
         "last_ts_ms": [int(r[5]) for r in rows],
     }
     return violations, bad, out
-
-
-def _pct(values: npt.NDArray[np.float64], q: float) -> float | None:
-    return float(np.percentile(values, q)) if values.size else None
-
-
-def _event_figures(events, table, cl, finish, bad, t_first) -> None:
-    """Hold delays, violations, imbalance and throughput / latency around each event (in place)."""
-    ts = table.ts_ms.astype(np.float64)
-    latency = finish - ts
-    starts = [t_first + e["started_ms"] for e in events] + [float("inf")]
-    end = float(finish.max()) if finish.size else 0.0
-    for i, e in enumerate(events):
-        at, done = t_first + e["started_ms"], t_first + e["done_ms"]
-        nxt = starts[i + 1]
-        held_mask = cl.was_held & (cl.start >= at) & (cl.start < nxt)
-        delays = cl.held[held_mask]
-        e["held_tuples"] = int(held_mask.sum())
-        e["hold_delay_ms_p50"] = _pct(delays, 50)
-        e["hold_delay_ms_p99"] = _pct(delays, 99)
-        e["hold_delay_ms_max"] = float(delays.max()) if delays.size else None
-        e["rescale_ms"] = done - at
-        e["ownership_violations"] = int((bad & (cl.start >= at) & (cl.start < nxt)).sum())
-        prev_end = t_first if i == 0 else starts[i - 1] + events[i - 1]["rescale_ms"]
-        e["std_dev_before"], e["max_mean_before"] = _imbalance(table, cl.worker, ts, prev_end, at, e["worker_ids_before"])
-        e["std_dev_after"], e["max_mean_after"] = _imbalance(table, cl.worker, ts, done, min(nxt, end + 1), e["worker_ids_after"])
-        for name, lo, hi in (("before", at - WINDOW_MS, at), ("during", at, done), ("after", done, done + WINDOW_MS)):
-            sel = (finish >= lo) & (finish < hi)
-            span_s = max(hi - lo, 1e-9) / 1000.0
-            e[f"throughput_tps_{name}"] = float(sel.sum() / span_s) if hi > lo else None
-            e[f"latency_ms_p50_{name}"] = _pct(latency[sel], 50)
-            e[f"latency_ms_p99_{name}"] = _pct(latency[sel], 99)
-
-
-def _old_owner_share(events, table, cl, units, t_first) -> None:
-    """`old_owner_share_during`: of the tuples of moved units processed while the rescale was under
-    way, the share their old owner processed (LEARNER keeps the old owner loaded until the switch:
-    near 1; a pause protocol processes none of them during the pause: None)."""
-    unit = units.unit_of[table.key_code]
-    for e in events:
-        moved, old = e.pop("_moved"), e.pop("_old")
-        at, done = t_first + e["started_ms"], t_first + e["done_ms"]
-        sel = moved[unit] & (cl.start >= at) & (cl.start < done)
-        e["moved_tuples_during"] = int(sel.sum())
-        e["old_owner_share_during"] = float((cl.worker[sel] == old[unit[sel]]).mean()) if sel.any() else None
-
-
-def _imbalance(table, worker, ts, lo, hi, active) -> tuple[float | None, float | None]:
-    """STD_DEV and max/mean of the weighted load over the active workers, tuples with lo <= ts < hi."""
-    sel = (ts >= lo) & (ts < hi)
-    if not sel.any():
-        return None, None
-    size = max(int(worker.max()) + 1, max(active) + 1)
-    loads = np.bincount(worker[sel], weights=table.count[sel], minlength=size).astype(np.int64)[list(active)]
-    return metrics.std_dev_percent(loads, len(active)), metrics.max_mean_imbalance(loads, len(active))
-
-
-EMPTY_TICK = {"throughput_tps": 0.0, "latency_ms_p50": None, "latency_ms_p99": None,
-              "latency_ms_max": None, "window_worker_loads": None, "held_tuples": 0, "rescaling": False}
-"""The columns of `tick_columns` for a tick in which no tuple finished."""
-
-
-def tick_columns(table: TupleTable, result: RescaleResult, tick_ms: int) -> dict[int, dict]:
-    """Per observer tick (of the tuples' clock, as `engine.timeline`): tuples finished per second,
-    latency p50 / p99 / max of the tuples finished in the tick (ms), each worker's processed load in
-    the tick (weighted), tuples held, and whether a rescale was under way. Keyed by tick index
-    (floor((t - t0) / tick_ms))."""
-    if len(table) == 0:
-        return {}
-    t0 = int(table.ts_ms.min())
-    tick = ((result.finish_ms - t0) // tick_ms).astype(np.int64)
-    latency = result.finish_ms - table.ts_ms
-    out: dict[int, dict] = {}
-    order = np.argsort(tick, kind="stable")
-    ticks, starts = np.unique(tick[order], return_index=True)
-    bounds = np.append(starts, len(order))
-    spans = [(t0 + e["started_ms"], t0 + e["done_ms"]) for e in result.events]
-    for tk, lo, hi in zip(ticks.tolist(), bounds[:-1].tolist(), bounds[1:].tolist(), strict=True):
-        idx = order[lo:hi]
-        lat = latency[idx]
-        a, b = t0 + tk * tick_ms, t0 + (tk + 1) * tick_ms
-        out[tk] = {
-            "throughput_tps": 1000.0 * len(idx) / tick_ms,
-            "latency_ms_p50": float(np.percentile(lat, 50)),
-            "latency_ms_p99": float(np.percentile(lat, 99)),
-            "latency_ms_max": float(lat.max()),
-            "window_worker_loads": np.bincount(result.worker[idx], weights=table.count[idx],
-                                               minlength=result.num_workers).astype(np.int64).tolist(),
-            "held_tuples": int(result.was_held[idx].sum()),
-            "rescaling": any(s < b and d >= a for s, d in spans),
-        }
-    return out

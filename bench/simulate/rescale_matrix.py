@@ -1,10 +1,11 @@
-"""`make rescale`: the default rescale scenario matrix in the simulator, one figure and one table.
+"""`make rescale`: the default rescale scenario matrix in the simulator, its figures and one table.
 
 KEY, KEY_GROUP (256 key groups, as Volley), VNODE (256 vnodes) x STOP_THE_WORLD, SHARED_STATE,
 LEARNER, HANDOFF (batch 1) and HANDOFF batch 64, with 10 -> 12 -> 8 workers (`150s:12,240s:8`),
 on ZIPF (s = 1, 10 000 keys) and on NYC_FLIGHTS (real: 2013 flights from New York, key = dest),
-each replayed at a fixed rate for 300 s of event time. Every cell writes its run record; the
-figure and the table go to results/compare/rescale-<stamp>/.
+each replayed at a fixed rate for 300 s of event time, every key's state carrying 4 KiB of
+payload. Every cell writes its run record; the figures and the table go to
+results/compare/rescale-<stamp>/.
 
 Run: `python -m bench.simulate.rescale_matrix [--quick]` (`--quick`: 60 s of input per dataset,
 for a smoke test).
@@ -33,6 +34,11 @@ DATASETS = {  # name -> (dataset parameters, records/s, records)
 }
 SCHEDULE = "150s:12,240s:8"
 WORKERS = 10
+TICK_MS = 1000
+"""Observer tick of the matrix, ms: 1 s, so that a pause of seconds shows in the throughput."""
+STATE_BYTES = 4096
+"""Payload of every key's state, bytes: heavy enough that moving it takes time (4 KiB, a small
+window buffer per key), so that the protocols' transfer, checkpoint and load costs show."""
 
 
 def run_matrix(out_root: Path | None = None, quick: bool = False, log=print) -> Path:
@@ -47,13 +53,14 @@ def run_matrix(out_root: Path | None = None, quick: bool = False, log=print) -> 
     for name, (params, rate, limit) in DATASETS.items():
         limit = limit // 5 if quick else limit
         dataset = get_dataset(name, **params)
-        base = SimulationPlan(dataset_name=name, dataset=dataset, dataset_params=params, groupings=[], workers=[WORKERS],
-                              clock=VirtualClock(rate=rate), limit=limit, progress=False)
+        base = SimulationPlan(dataset_name=name, dataset=dataset, dataset_params=params, groupings=[],
+                              workers=[WORKERS], clock=VirtualClock(rate=rate), limit=limit, progress=False,
+                              tick_ms=TICK_MS)
         table, records, dead = read_stream(base)
         log(f"{name}: {len(table):,} tuples, {len(table.keys):,} keys at {rate:,} records/s")
         for routing, gparams in ROUTINGS.items():
             for protocol, batch in PROTOCOLS:
-                config = RescaleConfig(tuple(parse_schedule(schedule)), protocol, batch, CostModel())
+                config = RescaleConfig(tuple(parse_schedule(schedule)), protocol, batch, CostModel(), STATE_BYTES)
                 tag = protocol.lower() + (f"-b{batch}" if batch != 1 else "")
                 plan = dataclasses.replace(base, groupings=[routing], grouping_params=gparams, rescale=config,
                                            run_id=f"rescale-{stamp}-{name.lower()}-{routing.lower()}-{tag}")

@@ -38,6 +38,8 @@ class SimulationPlan:
     experiment_id: str | None = None
     progress: bool = True
     rescale: RescaleConfig | None = None
+    influx_url: str | None = None
+    influx_database: str = "groupings"
 
 
 @dataclass(frozen=True)
@@ -124,10 +126,12 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     final = figures(table, assigned, width)
     rows = timeline(table, assigned, width, plan.tick_ms)
     if rescaled is not None:
-        extra = rescale.tick_columns(table, rescaled, plan.tick_ms)
+        from bench.simulate.rescale_figures import EMPTY_TICK, tick_columns
+
+        extra = tick_columns(table, rescaled, plan.tick_ms)
         t0 = int(table.ts_ms.min())
         for row in rows:
-            row.update(extra.get((row["time_ms"] - t0) // plan.tick_ms - 1, rescale.EMPTY_TICK))
+            row.update(extra.get((row["time_ms"] - t0) // plan.tick_ms - 1, EMPTY_TICK))
     span_ms = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
     last = rows[-1] if rows else {}
     summary = {
@@ -182,10 +186,28 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     }, extra={"experiment_id": experiment_id})
     for row in rows:
         row["run_id"] = run_id
+    if rescaled is not None and plan.influx_url:
+        summary["influx"] = _write_influx(plan, run_id, grouping, rescaled, int(table.ts_ms.min()))
     record.write_metrics(rows)
     record.write_state(rescaled.state if rescaled is not None else worker_state(table, assigned))
     record.write_summary(summary)
     return PointResult(run_id, grouping, workers, summary, str(record.path))
+
+
+def _write_influx(plan: SimulationPlan, run_id: str, grouping: str, rescaled, t_first_ms: int) -> dict:
+    """The rescale events as points of the `rescale` measurement; returns the writer's status
+    (failed writes are counted there, the run goes on: the run record is the record)."""
+    from bench.observer.influx import InfluxWriter
+    from bench.simulate.rescale_figures import influx_points
+
+    writer = InfluxWriter(plan.influx_url, plan.influx_database,
+                          {"run_id": run_id, "grouping": grouping, "dataset": plan.dataset_name, "mode": "simulate"})
+    try:
+        for measurement, fields, time_ms, tags in influx_points(rescaled.events, t_first_ms):
+            writer.write(measurement, fields, time_ms, tags)
+    finally:
+        writer.close()
+    return writer.status()
 
 
 def format_table(results: list[PointResult]) -> str:

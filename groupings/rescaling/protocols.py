@@ -4,7 +4,7 @@ Routing (which units change owner: key groups, vnodes, or keys for KEY) and prot
 state moves) are independent (rescaling.md §3). A protocol talks to a `Cluster` -- routers
 (splitters, one grouping instance each) and workers (FIFO queues holding per-key state) on one
 clock -- through a handful of primitives, and schedules its own steps with `Cluster.at`. The
-simulator implements `Cluster` on a virtual clock (bench/simulate/rescale.py); the Spark topology
+simulator implements `Cluster` on a virtual clock (bench/simulate/cluster.py); the Spark topology
 implements it at micro-batch boundaries (part 2). Nothing here imports Spark or Kafka.
 
 Units and ownership: `Move.old_owner[u]` / `Move.new_owner[u]` are the owners of unit u before and
@@ -290,14 +290,20 @@ class Learner(RescaleProtocol):
             nxt = t + self.cost.probing_interval_ms
             cluster.at(nxt, lambda tp: self._probe(cluster, move, worker, units, began, entries, base, tp))
             return
-        switch = t + self.cost.control_latency_ms
-        cluster.at(switch, lambda ts: self._switch(cluster, move, units, ts, began, entries + cluster.updates(units) - base, worker,
-                                                   lag_of=lambda tt: self._lag(cluster, units, began, entries, base, tt)))
+        def lag_of(tt: float) -> int:
+            return self._lag(cluster, units, began, entries, base, tt)
+
+        def second_rebalance(ts: float) -> None:
+            log_records = entries + cluster.updates(units) - base
+            self._switch(cluster, move, units, ts, began, log_records, worker, lag_of)
+
+        cluster.at(t + self.cost.control_latency_ms, second_rebalance)
 
     def _switch(self, cluster, move, units, t, began, log_records, worker, lag_of=None):
         for s in range(cluster.routers):
             cluster.at(t + self._stagger(s), lambda th, s=s: cluster.hold(s, units, th))
-        cluster.at(t + self._last_router(cluster), lambda th: self._handover(cluster, move, units, th, log_records, worker, lag_of))
+        cluster.at(t + self._last_router(cluster),
+                   lambda th: self._handover(cluster, move, units, th, log_records, worker, lag_of))
 
     def _handover(self, cluster, move, units, t, log_records, worker, lag_of):
         moved_entries = moved_bytes = 0

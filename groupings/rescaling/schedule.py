@@ -90,7 +90,8 @@ def parse_schedule(text: str) -> list[RescaleEvent]:
             events[-1] = RescaleEvent(last.at_ms, None, last.changes + (_change(raw),))
     for a, b in zip(events, events[1:]):
         if b.at_ms == a.at_ms:
-            raise ValueError(f"two rescale events at the same time {a.at_ms / 1000:g}s ({a.label()}, {b.label()}): merge them into one")
+            raise ValueError(f"two rescale events at the same time {a.at_ms / 1000:g}s ({a.label()}, "
+                             f"{b.label()}): merge them into one")
         if b.at_ms < a.at_ms:
             raise ValueError(f"rescale events must be in increasing time: {b.label()} comes after {a.label()}")
     return events

@@ -65,6 +65,22 @@ def test_every_cell_keeps_the_state_of_the_run_without_rescaling(small, routing,
     assert all(e["done_ms"] >= e["at_ms"] for e in result.events)
 
 
+@pytest.mark.parametrize("routing,protocol,schedule,kw", [
+    ("KEY", "HANDOFF", SCHEDULE, {"handoff_batch": 64, "state_bytes": 4096}),
+    ("KEY_GROUP", "HANDOFF", SCHEDULE, {"handoff_batch": 64, "state_bytes": 4096}),
+    ("VNODE", "HANDOFF", "40s:+10,+11,70s:-3", {"handoff_batch": 7}),
+    ("KEY_GROUP", "LEARNER", "40s:+10,+11,70s:-3", {}),
+    ("VNODE", "STOP_THE_WORLD", "40s:-3,70s:+3", {}),
+    ("VNODE", "SHARED_STATE", "40s:-0,70s:+12", {}),
+])
+def test_batches_and_worker_ids_keep_the_state_exact(small, routing, protocol, schedule, kw):
+    result = run(small, routing, protocol, schedule, cost=CostModel(router_stagger_ms=3.0), **kw)
+    assert result.violations == 0
+    plain, _ = route_table(small, routing, 10, 10, ROUTING_PARAMS[routing])
+    cols = ["key", "count", "sum", "first_ts_ms", "last_ts_ms"]
+    pd.testing.assert_frame_equal(by_key(result.state)[cols], by_key(worker_state(small, plain))[cols])
+
+
 def test_the_figures_before_a_rescale_are_those_of_the_run_without_it(small):
     result = run(small, "VNODE", "HANDOFF")
     plain, _ = route_table(small, "VNODE", 10, 10)
@@ -100,6 +116,18 @@ def test_the_protocols_claims(golden):
     # a global pause holds every tuple arriving during it; HANDOFF holds only units in flight
     assert ev["STOP_THE_WORLD"]["held_tuples"] > 50 * max(1, ev["HANDOFF"]["held_tuples"])
     assert ev["STOP_THE_WORLD"]["state_bytes_written"] > ev["SHARED_STATE"]["state_bytes_written"]
+
+
+@pytest.mark.parametrize("routing", RESCALABLE)
+def test_handoff_holds_only_tuples_of_units_in_flight(golden, routing):
+    result = run(golden, routing, "HANDOFF", "150s:12", handoff_batch=4)
+    g_old = create_grouping(routing, 10, **ROUTING_PARAMS[routing])
+    g_new = create_grouping(routing, 10, **ROUTING_PARAMS[routing])
+    g_new.reschedule(12)
+    moves = np.array([g_old.owner_of(k) != g_new.owner_of(k) for k in golden.keys])[golden.key_code]
+    assert result.was_held.sum() == result.events[0]["held_tuples"]
+    assert moves[result.was_held].all()  # a unit that stays never waits
+    assert (result.held_ms[~result.was_held] == 0).all()
 
 
 def test_learner_keeps_the_old_owner_loaded_until_the_switch(golden):
@@ -143,7 +171,8 @@ def test_the_cli_writes_the_rescale_record(tmp_path, monkeypatch, capsys):
     state = pd.read_parquet(tmp_path / "rs" / "state.parquet")
     assert {"key", "worker", "count", "sum"} <= set(state.columns) and state["count"].sum() == 60_000
     metrics = pd.read_parquet(tmp_path / "rs" / "metrics.parquet")
-    assert {"throughput_tps", "latency_ms_p99", "window_worker_loads", "rescaling"} <= set(metrics.columns)
+    assert {"throughput_tps", "latency_ms_p99", "window_worker_loads", "rescaling",
+            "moved_old_owner_share"} <= set(metrics.columns)
     assert metrics["rescaling"].any()
     assert "42" in capsys.readouterr().out
 
@@ -171,6 +200,7 @@ def test_without_rescale_the_record_is_unchanged_but_for_the_state(tmp_path, mon
     (["--rescale", "150s:12", "--protocol", "LEARNER", "--handoff-batch", "4"], "HANDOFF only"),
     (["--rescale", "150s:12", "--cost", "warp=9"], "unknown cost parameter"),
     (["--protocol", "LEARNER"], "need --rescale"),
+    (["--influx-url", "http://127.0.0.1:1"], "need --rescale"),
 ])
 def test_bad_rescale_options_are_one_clear_error_each(tmp_path, monkeypatch, capsys, argv, message):
     monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
@@ -181,3 +211,36 @@ def test_bad_rescale_options_are_one_clear_error_each(tmp_path, monkeypatch, cap
     err = capsys.readouterr().err
     assert message in err and err.count("error:") == 1
     assert not [p for p in tmp_path.iterdir() if p.name != "sweeps"]  # nothing ran
+
+
+def test_compare_draws_the_rescales_and_tabulates_protocol_x_routing(tmp_path, monkeypatch):
+    from bench.compare import build_comparison, select_runs
+    from bench.compare.comparison import figure_caption
+    from bench.compare.figures import save_figure
+
+    monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
+    for routing, protocol in (("VNODE", "STOP_THE_WORLD"), ("KEY", "HANDOFF")):
+        assert bench_main(["simulate", "--dataset", "GOLDEN_SKEW", "--grouping", routing, "--workers", "10",
+                           "--rescale", "150s:12", "--protocol", protocol, "--run-id", f"c-{routing}",
+                           "--no-progress"]) == 0
+    runs, _ = select_runs(tmp_path, run_ids=["c-VNODE", "c-KEY"])
+    comparison = build_comparison(runs)
+    figures = comparison.figures()  # what `bench compare` and `bench report` draw
+    for stem in ("rescale_timeline_golden_skew", "rescale_costs_golden_skew"):
+        (png, _svg) = save_figure(figures[stem], tmp_path / "cmp" / stem)
+        assert png.stat().st_size > 10_000
+    assert figure_caption("rescale_costs_golden_skew") == "what each rescale cost, protocol x routing (GOLDEN_SKEW)"
+    table = comparison.markdown()
+    assert "## Rescale events (protocol x routing)" in table
+    assert "| GOLDEN_SKEW | VNODE | STOP_THE_WORLD | 150s:12 | 42 |" in table
+    assert "| GOLDEN_SKEW | KEY | HANDOFF | 150s:12 | 164 |" in table
+
+
+def test_the_costs_figure_draws_protocols_without_any_pause(small):
+    from bench.compare.figures import png_bytes
+    from bench.compare.rescale import costs_figure
+
+    events = pd.DataFrame([{**e, "dataset": "X", "index": i, "cell": "HANDOFF", "run_id": "r"}
+                           for i, e in enumerate(run(small, "VNODE", "HANDOFF").events)])
+    assert (events["pause_ms"] == 0).all()
+    assert len(png_bytes(costs_figure(events, "X"))) > 10_000  # a log axis of zeros would raise
