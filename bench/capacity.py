@@ -169,9 +169,16 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
     from bench.run import default_master
     from bench.topology.session import build_session
 
+    from bench.run import RunOptions, prepare, warm_up
+
     spark = build_session(default_master(options.workers, 10, 10), 10)
     ladders = []
     try:
+        # The first step must not pay the session's start-up (it would fail for that alone).
+        warm_up(spark, prepare(RunOptions(grouping=options.groupings[0], dataset=options.dataset,
+                                          workers=options.workers, cost_ms=options.costs_ms[0],
+                                          run_id=f"{options.experiment_id}-warmup", worker_window_s=5,
+                                          aggregator_window_s=10, watermark_delay_s=2), log=log), log=log)
         for cost_ms in options.costs_ms:
             for grouping in options.groupings:
                 for rep in range(options.repeat):
