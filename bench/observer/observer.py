@@ -147,6 +147,7 @@ class Observer:
         self.live_input = live_input
         self.latency_warmup_s = latency_warmup_s
         self._lock = threading.RLock()
+        self._write_lock = threading.Lock()
         self.batches: dict[int, dict] = {}
         self.aggregates: dict[int, pd.DataFrame] = {}
         self.rows: list[dict] = []
@@ -286,7 +287,8 @@ class Observer:
             except Exception as e:  # an output must never stop the run
                 self.output_errors.append(f"{type(e).__name__}: {e}")
         if self.record is not None:
-            self.record.write_metrics(pd.DataFrame(rows))
+            with self._write_lock:  # the ticker and the driver loop both tick: one writer of the file at a time
+                self.record.write_metrics(pd.DataFrame(rows))
         return row
 
     def _latency(self, batches: list[dict], prefix: str) -> dict:
