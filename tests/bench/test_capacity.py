@@ -29,6 +29,7 @@ def test_step_decision_names_the_threshold_that_failed():
     assert step_holds(2000.0, 0.0, 500, th)[1] == "p99 2000 ms > 1000 ms"
     assert not step_holds(20.0, 30.0, 500, th)[0]  # 30 > 0.05 * 500
     assert step_holds(None, 0.0, 500, th) == (False, "no processing latency measured")
+    assert step_holds(20.0, None, 500, th)[1].startswith("holds on p99 alone")
 
 
 def test_capacity_is_the_last_rate_before_the_first_failure_and_reps_give_median_and_spread():
