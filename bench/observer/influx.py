@@ -96,6 +96,11 @@ class InfluxWriter:
         for measurement, tags, fields, time_ms in row_points(row, self.tags):
             self._write(_point(measurement, tags, fields, time_ms))
 
+    def write_point(self, measurement: str, tags: Mapping, fields: Mapping, time_ms: int) -> None:
+        """One point of another measurement (e.g. `rescale`), batched; the writer's tags are added.
+        The caller fixes each field's type (InfluxDB refuses a type change)."""
+        self._write(_point(measurement, {**self.tags, **tags}, fields, time_ms))
+
     def _write(self, point) -> None:
         try:
             self.write_api.write(bucket=self.bucket, record=point)

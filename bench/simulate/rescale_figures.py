@@ -4,6 +4,8 @@ per-tick columns of metrics.parquet, and the points of the InfluxDB measurement 
 
 from __future__ import annotations
 
+import math
+
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -137,12 +139,13 @@ dataset, protocol, routing; fields: every number of the event in summary.json)."
 
 
 def influx_points(events: list[dict], t_first_ms: int) -> list[tuple[str, dict, int, dict]]:
-    """`(measurement, fields, time_ms, tags)` of each event, for `InfluxWriter.write`; time is the
-    event's start on the run's clock (the first tuple's time + `started_ms`)."""
+    """`(measurement, fields, time_ms, tags)` of each event, for `InfluxWriter.write_point`; time is
+    the event's start on the run's clock (the first tuple's time + `started_ms`). Every field is a
+    float, whatever its Python value, so that no later point meets a field type conflict."""
     points = []
     for e in events:
-        fields = {k: (int(v) if isinstance(v, bool) else v) for k, v in e.items()
-                  if isinstance(v, int | float) and not isinstance(v, bool)}
+        fields = {k: float(v) for k, v in e.items()
+                  if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
         tags = {"protocol": e["protocol"], "routing": e["routing"], "event": e["event"]}
         points.append((RESCALE_MEASUREMENT, fields, int(t_first_ms + e["started_ms"]), tags))
     return points

@@ -204,7 +204,7 @@ def _write_influx(plan: SimulationPlan, run_id: str, grouping: str, rescaled, t_
                           {"run_id": run_id, "grouping": grouping, "dataset": plan.dataset_name, "mode": "simulate"})
     try:
         for measurement, fields, time_ms, tags in influx_points(rescaled.events, t_first_ms):
-            writer.write(measurement, fields, time_ms, tags)
+            writer.write_point(measurement, tags, fields, time_ms)
     finally:
         writer.close()
     return writer.status()

@@ -64,6 +64,17 @@ def points_of(stack, measurement: str, run_id: str) -> list[dict]:
 
 
 @pytest.mark.integration
+@pytest.mark.parametrize("live_input", [True, False])
+def test_every_column_of_an_observer_tick_is_declared(tmp_path, live_input):
+    """A metric added to the observer's row without a declared type makes `row_points` raise, and
+    the run's InfluxDB output then writes nothing: the schema must cover the row the observer makes."""
+    from bench.observer.observer import Observer
+
+    row = Observer("schema", 3, tmp_path, live_input=live_input).tick(1_000)
+    points = list(row_points(row, {"run_id": "schema"}))
+    assert points and points[0][0] == "observer"
+
+
 def test_two_runs_and_a_resume_keep_one_type_per_field(stack):
     def run(run_id, grouping, ticks, as_int):
         w = InfluxWriter(stack.influx_url, stack.influx_database,
