@@ -286,14 +286,21 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
                 "figures go to the run record (failed writes are counted in summary.json)")
 
         last_try = [0.0]
+        announced = [False]
 
         def to_influx(row):
             influx.write_row(row)
-            # Writes failed (InfluxDB down): once it answers again, write every tick so far again.
+            # Writes failed (InfluxDB down): one console line; once it answers again, write every
+            # tick so far again from the run record.
+            if influx.pending_backfill and not announced[0]:
+                announced[0] = True
+                log(f"InfluxDB at {prepared.influx_url} unreachable ({influx.last_error}); its points are "
+                    "kept in metrics.parquet and written when it answers")
             if influx.pending_backfill and time.monotonic() - last_try[0] > 5:
                 last_try[0] = time.monotonic()
                 if influx.reachable():
                     n = influx.backfill(list(observer.rows))
+                    announced[0] = False
                     log(f"InfluxDB at {prepared.influx_url} reachable again: {n:,} points of "
                         f"{len(observer.rows)} ticks written again from the run record")
         outputs.append(to_influx)
