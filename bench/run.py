@@ -312,6 +312,8 @@ def _run_stream(prepared: Prepared, *, spark, log, outage) -> dict:
 
         state = inspect_topic(config.bootstrap_servers, config.topic, prepared.replay_total, o.partitions)
         attempt.update(topic_state=state.state, records_in_topic_before=state.present)
+        record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
+                                                            "attempts": attempts})
     # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
