@@ -24,6 +24,8 @@ _UNREACHABLE = ("Connection refused", "ALL_BROKERS_DOWN", "all broker connection
 GRACE_S = 10.0
 """After `reachable again`, clients still report the connections that failed during the outage for a
 few seconds: not a new outage."""
+# librdkafka's log lines reach Python when the client is next polled, so a client idle during an
+# outage delivers them long after it: an outage starts only if the broker does not answer now.
 QUIET = ("py4j", "urllib3", "asyncio")
 
 
@@ -44,12 +46,16 @@ class KafkaOutage(logging.Handler):
         self.outages = 0
         self._probed = 0.0
         self._ended = -GRACE_S
+        self._answered = -GRACE_S
         self._lock = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
         if self.since is not None or time.monotonic() - self._ended < GRACE_S:
             return
         if any(s in record.getMessage() for s in _UNREACHABLE):
+            if time.monotonic() - self._answered < 1.0 or self._answers():
+                self._answered = time.monotonic()
+                return  # a stale line: the broker answers
             with self._lock:
                 if self.since is not None:
                     return
