@@ -118,16 +118,20 @@ JVM_OUTPUT = JvmOutput()
 """The one JVM of this Python process (pyspark keeps one gateway per process)."""
 
 
-_UNREACHABLE = ("Connection refused", "ALL_BROKERS_DOWN", "all broker connections are down",
-                "Connect to ", "Disconnected")
+_UNREACHABLE = ("Connection refused", "ALL_BROKERS_DOWN", "all broker connections are down")
+GRACE_S = 10.0
+"""After `reachable again`, clients still report the connections that failed during the outage for a
+few seconds: not a new outage."""
+# librdkafka's log lines reach Python when the client is next polled, so a client idle during an
+# outage delivers them long after it: an outage starts only if the broker does not answer now.
 
 
 class KafkaOutage(logging.Handler):
     """Turns librdkafka's repeated connection errors into two console lines:
     `Kafka at <bootstrap> unreachable, retrying ...` and `... reachable again after N s`.
 
-    `check()` (called by the run's wait loop) tries a TCP connection to the bootstrap address at
-    most every `probe_every_s` while an outage is on.
+    While an outage is on, a daemon thread (and `check()`, called by the run's wait loop) tries a
+    TCP connection to the bootstrap address every `probe_every_s`.
     """
 
     def __init__(self, bootstrap_servers: str, console: Callable[[str], None], probe_every_s: float = 1.0):
@@ -138,12 +142,29 @@ class KafkaOutage(logging.Handler):
         self.since: float | None = None
         self.outages = 0
         self._probed = 0.0
+        self._ended = -GRACE_S
+        self._answered = -GRACE_S
+        self._lock = threading.Lock()
 
     def emit(self, record: logging.LogRecord) -> None:
-        if self.since is None and any(s in record.getMessage() for s in _UNREACHABLE):
-            self.since = time.monotonic()
-            self.outages += 1
+        if self.since is not None or time.monotonic() - self._ended < GRACE_S:
+            return
+        if any(s in record.getMessage() for s in _UNREACHABLE):
+            if time.monotonic() - self._answered < 1.0 or self._answers():
+                self._answered = time.monotonic()
+                return  # a stale line: the broker answers
+            with self._lock:
+                if self.since is not None:
+                    return
+                self.since = time.monotonic()
+                self.outages += 1
             self.console(f"Kafka at {self.bootstrap_servers} unreachable, retrying ...")
+            threading.Thread(target=self._watch, name="kafka-outage", daemon=True).start()
+
+    def _watch(self) -> None:
+        while self.since is not None:
+            time.sleep(max(0.05, self.probe_every_s))
+            self.check()
 
     def _answers(self) -> bool:
         host, _, port = self.bootstrap_servers.split(",")[0].rpartition(":")
@@ -158,9 +179,12 @@ class KafkaOutage(logging.Handler):
             return
         self._probed = time.monotonic()
         if self._answers():
-            self.console(f"Kafka at {self.bootstrap_servers} reachable again after "
-                         f"{time.monotonic() - self.since:.0f} s")
-            self.since = None
+            with self._lock:
+                if self.since is None:
+                    return
+                since, self.since = self.since, None
+                self._ended = time.monotonic()
+            self.console(f"Kafka at {self.bootstrap_servers} reachable again after {self._ended - since:.0f} s")
 
 
 class _CountingHandler(logging.FileHandler):

@@ -91,11 +91,6 @@ class TopicState:
         )
 
 
-_NO_LEADER_YET = (6, 5, 3)
-"""Kafka error codes of a topic whose partitions have no leader yet: NOT_LEADER_OR_FOLLOWER (6),
-LEADER_NOT_AVAILABLE (5), UNKNOWN_TOPIC_OR_PARTITION (3)."""
-
-
 def inspect_topic(bootstrap_servers: str, topic: str, total: int, partitions: int,
                   timeout_s: float = 30.0) -> TopicState:
     """The ``TopicState`` of ``topic`` for a replay of ``total`` records over ``partitions``.
@@ -106,28 +101,28 @@ def inspect_topic(bootstrap_servers: str, topic: str, total: int, partitions: in
 
     from .replay import BrokerUnreachable
 
+    # A topic created a moment ago (or a broker just restarted) answers NOT_LEADER_FOR_PARTITION or
+    # LEADER_NOT_AVAILABLE for a while: retried until the timeout.
+    transient = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
+                 KafkaError._TIMED_OUT}
+    deadline = time.monotonic() + timeout_s
     c = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "bench-inspect",
                   "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger("producers"))
-    deadline = time.monotonic() + timeout_s
     try:
         while True:
+            left = max(0.5, deadline - time.monotonic())
             try:
-                meta = c.list_topics(topic, timeout=timeout_s).topics.get(topic)
+                meta = c.list_topics(topic, timeout=left).topics.get(topic)
                 if meta is None or (meta.error is not None and meta.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
                     return TopicState(topic, total, partitions, None, ())
-                ends = tuple(c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1]
+                ends = tuple(c.get_watermark_offsets(TopicPartition(topic, p), timeout=left)[1]
                              for p in sorted(meta.partitions))
                 return TopicState(topic, total, partitions, len(meta.partitions), ends)
             except KafkaException as e:
-                # A topic just created may have no leader yet (NOT_LEADER_FOR_PARTITION): retriable.
-                error = e.args[0] if e.args else None
-                retriable = isinstance(error, KafkaError) and (error.retriable() or error.code() in _NO_LEADER_YET)
-                if retriable and time.monotonic() < deadline:
-                    time.sleep(0.2)
-                    continue
-                raise BrokerUnreachable(
-                    f"Kafka at {bootstrap_servers}: reading the end offsets of {topic!r} failed: {e}"
-                ) from None
+                if e.args[0].code() not in transient or time.monotonic() >= deadline:
+                    raise BrokerUnreachable(
+                        f"Kafka at {bootstrap_servers}: reading the end offsets of {topic!r} failed: {e}") from None
+                time.sleep(0.2)
     finally:
         c.close()
 

@@ -133,6 +133,10 @@ def _report(summaries: list[dict], as_json: bool) -> int:
             reasons = ", ".join(f"{reason} {n:,}" for reason, n in (s.get("dead_letters_by_reason") or {}).items())
             print(f"dead letters ({s['grouping']}): {s['dead_letters']:,} in {s['results']}/dlq and "
                   f"{s['results'].rsplit('/', 1)[-1]}.dlq ({reasons})")
+        if s.get("observer_missed_batches"):
+            print(f"note ({s['grouping']}): the observer missed the progress of batch(es) {s['observer_missed_batches']} "
+                  "(the driver was killed between Spark's commit and the event): its live figures leave them out; "
+                  "the exact figures come from the aggregates", file=sys.stderr)
         replays = [a for a in s.get("attempts") or [] if a.get("topic_state") == "prefix"]
         for a in replays:
             print(f"replay resumed in attempt {a['attempt']}: {a['records_in_topic_before']:,} records were in "

@@ -74,6 +74,21 @@ class Run:
         return len(list(folder.glob("[0-9]*"))) if folder.exists() else 0
 
 
+REPORT = Path(os.environ.get("BENCH_CHAOS_REPORT", ROOT / "results" / "chaos.md"))
+"""Each case appends its figures here (a markdown table row), for the closing note and docs/faults.md."""
+
+
+def report(case: str, summary: dict, extra: str = "") -> None:
+    attempts = "; ".join(f"#{a['attempt']} {a.get('topic_state')}: {a.get('records_in_topic_before')} in topic, "
+                         f"{a.get('records_replayed')} replayed, {a.get('status', 'killed')}"
+                         for a in summary.get("attempts") or [])
+    REPORT.parent.mkdir(parents=True, exist_ok=True)
+    with REPORT.open("a") as f:
+        f.write(f"| {time.strftime('%Y-%m-%d %H:%M', time.gmtime())} | {case} | {summary['status']} | "
+                f"{summary['exact']['total_count']} | {summary['exact']['worker_loads']} | {summary['dead_letters']} | "
+                f"{attempts} | {extra} |\n")
+
+
 def wait_for(condition, timeout_s: float = 300, what: str = "") -> None:
     deadline = time.monotonic() + timeout_s
     while not condition():
@@ -126,6 +141,7 @@ def test_driver_killed_during_the_replay_then_resumed(stack, tmp_path, monkeypat
     last = summary["attempts"][-1]
     assert last["topic_state"] == "prefix" and last["records_replayed"] == LIMIT - last["records_in_topic_before"]
     assert_exact(stack, summary, LIMIT, tmp_path, monkeypatch)
+    report("driver SIGKILL during the replay", summary, f"killed with {before.present} of {LIMIT} in the topic")
 
 
 def test_driver_killed_during_processing_then_resumed(stack, tmp_path, monkeypatch):
@@ -135,15 +151,18 @@ def test_driver_killed_during_processing_then_resumed(stack, tmp_path, monkeypat
     summary = run.complete()
     assert summary["resumed"]
     assert_exact(stack, summary, LIMIT, tmp_path, monkeypatch)
+    report("driver SIGKILL during processing", summary, f"observer missed batches {summary['observer_missed_batches']}")
 
 
 def test_ctrl_c_then_resumed(stack, tmp_path, monkeypatch):
     run = Run(stack, tmp_path, "chaos-sigint", "--max-offsets-per-trigger", "200", limit=LIMIT, rate=RATE).start()
     wait_for(lambda: run.commits >= 3, what="three committed batches")
     run.kill(signal.SIGINT)  # what a terminal sends to the foreground process group
-    assert run.proc.returncode != 0
+    first_code = run.proc.returncode
+    assert first_code != 0
     summary = run.complete()
     assert_exact(stack, summary, LIMIT, tmp_path, monkeypatch)
+    report("Ctrl-C then resume", summary, f"first attempt exit code {first_code}")
 
 
 def test_broker_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
@@ -161,9 +180,12 @@ def test_broker_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
     assert code == 0 and summary["status"] == "completed", run.output[-3000:]
     assert_exact(stack, summary, limit, tmp_path, monkeypatch)
     # the outage is two console lines, not librdkafka's every retry
-    assert run.output.count("unreachable, retrying") >= 1 and "reachable again after" in run.output
+    outage = [line for line in run.output.splitlines() if line.startswith("Kafka at ")]
+    assert len(outage) == 2 and "unreachable, retrying" in outage[0] and "reachable again after" in outage[1], outage
     assert "Connection refused" not in run.output, run.output[-3000:]
-    assert (tmp_path / "chaos-broker" / "logs" / "driver.log").stat().st_size > 0
+    log_lines = len((tmp_path / "chaos-broker" / "logs" / "driver.log").read_text().splitlines())
+    assert log_lines > 0
+    report("broker SIGKILL + restart 15 s later", summary, f"console: {' / '.join(outage)}; {log_lines} lines in logs/driver.log")
 
 
 def influx_points(stack, run_id: str) -> int:
@@ -190,7 +212,11 @@ def test_influxd_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
     assert_exact(stack, summary, limit, tmp_path, monkeypatch)
     assert summary["influx"]["failed_batches"] >= 1 and not summary["influx"]["pending_backfill"]
     rows = pd.read_parquet(tmp_path / "chaos-influx" / "metrics.parquet")
-    assert influx_points(stack, "chaos-influx") == len(rows)
+    points = influx_points(stack, "chaos-influx")
+    assert points == len(rows)
+    report("influxd SIGKILL + restart 15 s later", summary,
+           f"{summary['influx']['failed_batches']} failed batches, {summary['influx']['backfilled_points']} points "
+           f"backfilled; InfluxDB observer points {points} = metrics.parquet rows {len(rows)}")
     assert "Traceback" not in run.output and "HTTP response body" not in run.output, run.output[-3000:]
 
 
@@ -217,3 +243,6 @@ def test_a_topic_of_every_bad_kind(stack, tmp_path):
     assert summary["exact"]["total_count"] + summary["dead_letters"] == in_topic == valid + len(BAD) + 1
     assert sum(summary["dead_letters_by_reason"].values()) == len(BAD)
     assert "dead letters (KEY): 16 in" in run.output and "key too long 3" in run.output
+    report("every bad kind (2,000 valid + 16 bad + 1 at the bound)", summary,
+           f"{in_topic} in topic = {summary['exact']['total_count']} counted + {summary['dead_letters']} dead; "
+           f"{summary['dead_letters_by_reason']}")

@@ -168,3 +168,18 @@ def test_bad_options_fail_before_spark(change, message):
 def test_unreachable_broker_is_a_clear_error():
     with pytest.raises(RunError, match="did not answer"):
         prepare(RunOptions(grouping="KEY", dataset="NYC_FLIGHTS", bootstrap_servers="127.0.0.1:1"), ensure_stack=False)
+
+
+def test_batches_committed_but_never_seen_by_the_observer_are_listed(tmp_path):
+    from types import SimpleNamespace
+
+    from bench.run import missed_batches
+
+    commits = tmp_path / "main" / "commits"
+    commits.mkdir(parents=True)
+    for name in ("0", "1", "2", ".2.crc", "3"):
+        (commits / name).write_text("v1")
+    config = SimpleNamespace(checkpoint_dir=tmp_path)
+    assert missed_batches(config, SimpleNamespace(batches={0: {}, 1: {}, 3: {}})) == [2]
+    assert missed_batches(config, SimpleNamespace(batches={0: {}, 1: {}, 2: {}, 3: {}, 4: {}})) == []
+    assert missed_batches(SimpleNamespace(checkpoint_dir=tmp_path / "none"), SimpleNamespace(batches={})) == []

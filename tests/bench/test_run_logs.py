@@ -1,0 +1,33 @@
+"""A run's client logs go to its log file; a Kafka outage is two console lines (bench.logs)."""
+
+from __future__ import annotations
+
+import logging
+import socket
+
+from bench.logs import KAFKA_LOGGER, RunLogs
+
+
+def test_client_noise_goes_to_the_file_and_an_outage_is_two_lines(tmp_path, capsys):
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    port = server.getsockname()[1]
+    console: list[str] = []
+    with RunLogs(tmp_path / "logs", f"127.0.0.1:{port}", console.append) as logs:
+        outage = logs.outage
+        for _ in range(200):  # librdkafka repeats this every few hundred ms while the broker is down
+            KAFKA_LOGGER.error("FAIL [thrd:127.0.0.1:%d/1]: Connect to ipv4#127.0.0.1:%d failed: Connection refused",
+                               port, port)
+        logging.getLogger("influxdb_client.client.write_api").error("HTTP response body: {\"error\":\"...\"}")
+        outage.probe_every_s = 0
+        outage.check()  # nothing listens yet
+        server.listen()
+        outage.check()
+    server.close()
+    assert console[0] == f"Kafka at 127.0.0.1:{port} unreachable, retrying ..."
+    assert console[1].startswith(f"Kafka at 127.0.0.1:{port} reachable again after ") and len(console) == 2
+    text = (tmp_path / "logs" / "driver.log").read_text()
+    assert text.count("Connection refused") == 200 and "HTTP response body" in text
+    captured = capsys.readouterr()
+    assert "Connection refused" not in captured.out + captured.err
+    assert outage not in KAFKA_LOGGER.handlers  # removed after the run
