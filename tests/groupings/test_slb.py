@@ -246,3 +246,16 @@ def test_bad_parameters_name_the_parameter(params: dict, named: str) -> None:
 def test_w_choices_takes_no_epsilon() -> None:
     with pytest.raises(TypeError, match="epsilon"):
         create_grouping("W_CHOICES", 10, epsilon=0.1)
+
+
+@pytest.mark.parametrize("name", ["D_CHOICES", "W_CHOICES"])
+def test_a_key_cache_restart_changes_no_decision(name: str, monkeypatch) -> None:
+    """Past CACHE_LIMIT keys the hash cache starts afresh; the summary moves onto the new one."""
+    rng = np.random.default_rng(9)
+    keys = [f"z{int(x)}" for x in rng.zipf(1.2, 20_000)]
+    expected = create_grouping(name, 7).route(keys, 0)
+    monkeypatch.setattr("groupings.slb.CACHE_LIMIT", 64)
+    g = create_grouping(name, 7)
+    tasks = np.concatenate([g.route(keys[i : i + 500], 0) for i in range(0, len(keys), 500)])
+    assert np.array_equal(tasks, expected)
+    assert len(g._table) < len(set(keys))  # the cache did restart
