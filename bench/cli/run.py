@@ -129,6 +129,10 @@ def _report(summaries: list[dict], as_json: bool) -> int:
                     f"points missing: python -m bench influx backfill {s['results'].rsplit('/', 1)[-1]}")
             print(f"InfluxDB: {i['failed_batches']} failed write batch(es) ({i['last_error']}); {done}",
                   file=sys.stderr)
+            if "field type conflict" in (i["last_error"] or ""):
+                print("InfluxDB: this database holds a field of another type (written before the schema of "
+                      "bench/observer/influx_schema.py): drop it once (DROP MEASUREMENT observer) or use a new "
+                      "database, then backfill (docs/faults.md)", file=sys.stderr)
         if s.get("dead_letters"):
             reasons = ", ".join(f"{reason} {n:,}" for reason, n in (s.get("dead_letters_by_reason") or {}).items())
             print(f"dead letters ({s['grouping']}): {s['dead_letters']:,} in {s['results']}/dlq and "

@@ -20,12 +20,20 @@ from bench.observer.influx_schema import row_points
 log = logging.getLogger(__name__)
 
 
-def one_line(exception: BaseException, limit: int = 160) -> str:
-    """`Type: first line of the message`, at most `limit` characters (no HTTP bodies, no tracebacks)."""
+def one_line(exception: BaseException, limit: int = 240) -> str:
+    """`Type: first line of the message`, at most `limit` characters (no HTTP bodies, no tracebacks).
+
+    For an HTTP error, InfluxDB's own one-line reason (its `X-Influxdb-Error` header, e.g. "partial
+    write: field type conflict: ...") follows the status: it says what to do, the status does not.
+    """
     text = str(exception).strip().splitlines()[0] if str(exception).strip() else ""
     reason = getattr(exception, "reason", None) or getattr(exception, "status", None)
     if reason and type(exception).__name__ == "ApiException":
         text = f"HTTP {getattr(exception, 'status', '?')} {getattr(exception, 'reason', '')}".strip()
+        headers = getattr(exception, "headers", None) or {}
+        influx_error = headers.get("X-Influxdb-Error") if hasattr(headers, "get") else None
+        if influx_error:
+            text = f"{text}: {influx_error}"
     out = f"{type(exception).__name__}: {text}" if text else type(exception).__name__
     return out if len(out) <= limit else out[: limit - 3] + "..."
 

@@ -63,7 +63,6 @@ def points_of(stack, measurement: str, run_id: str) -> list[dict]:
     return [dict(zip(s["columns"], v)) for s in series for v in s["values"]]
 
 
-@pytest.mark.integration
 @pytest.mark.parametrize("live_input", [True, False])
 def test_every_column_of_an_observer_tick_is_declared(tmp_path, live_input):
     """A metric added to the observer's row without a declared type makes `row_points` raise, and
@@ -75,6 +74,7 @@ def test_every_column_of_an_observer_tick_is_declared(tmp_path, live_input):
     assert points and points[0][0] == "observer"
 
 
+@pytest.mark.integration
 def test_two_runs_and_a_resume_keep_one_type_per_field(stack):
     def run(run_id, grouping, ticks, as_int):
         w = InfluxWriter(stack.influx_url, stack.influx_database,
@@ -98,6 +98,25 @@ def test_two_runs_and_a_resume_keep_one_type_per_field(stack):
         (_, _, fields, _), *_ = row_points(tick(i, as_int=i < 3), {})
         assert {k: p[k] for k in fields} == fields
     assert len(points_of(stack, "worker_load", "schema-b")) == 3 * 2
+
+
+@pytest.mark.integration
+def test_a_database_of_an_older_schema_is_named_in_the_error(stack):
+    """A field written with another type before (an older harness) refuses the points: the error kept
+    for the console is InfluxDB's own reason, not just "HTTP 400" (a database of its own here)."""
+    database = "older_schema"
+    request = urllib.request.Request(f"{stack.influx_url}/query?" + urllib.parse.urlencode(
+        {"q": f"CREATE DATABASE {database}"}), method="POST")
+    urllib.request.urlopen(request, timeout=10).close()
+    line = f"observer,run_id=old batch_duration_ms=5i {T0}".encode()
+    urllib.request.urlopen(urllib.request.Request(
+        f"{stack.influx_url}/write?db={database}&precision=ms", data=line, method="POST"), timeout=10).close()
+    w = InfluxWriter(stack.influx_url, database, {"run_id": "new"}, flush_interval_ms=100)
+    w.write_row(tick(0, as_int=False))
+    w.close()
+    status = w.status()
+    assert status["failed_batches"] >= 1
+    assert "field type conflict" in status["last_error"] and "batch_duration_ms" in status["last_error"], status
 
 
 def free_port() -> int:
