@@ -175,7 +175,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     replay_total = None
     if options.replay:
         # Complete, a prefix (resumed by run_stream) or something else (an error now, before Spark).
-        from producers import ReplayMismatch, expected_records, inspect_topic
+        from producers import expected_records, inspect_topic
 
         replay_total = expected_records(dataset, options.limit)
         state = inspect_topic(bootstrap, topic, replay_total, partitions, timeout_s=15)
@@ -351,8 +351,13 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     # records_replayed stays as written if this attempt is killed; the next attempt's
     # records_in_topic_before tells how far it got.
     attempts.append(attempt)
-    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
-                                                        "attempts": attempts})
+
+    def write_run_json() -> None:
+        # Written as soon as each fact is known, so that a killed attempt leaves what it had.
+        record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
+                                                            "attempts": attempts})
+
+    write_run_json()
 
     ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
                                              config.aggregates_topic: 1, config.dlq_topic: 1,
@@ -393,8 +398,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
 
         state = inspect_topic(config.bootstrap_servers, config.topic, prepared.replay_total, o.partitions)
         attempt.update(topic_state=state.state, records_in_topic_before=state.present)
-        record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
-                                                            "attempts": attempts})
+        write_run_json()
     # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
@@ -411,8 +415,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
             "wait for a slot, so the run measures the slots, not the grouping (the default master gives each "
             "worker a slot)")
     base_run["task_slots"] = slots
-    record.write_run("stream", base_run, dataset_info, {"resumed": resumed, "experiment_id": experiment_id,
-                                                        "attempts": attempts})
+    write_run_json()
     dead_letters = DeadLetters(spark, config, prepared.splitter_sql)
     listener = ProgressListener((observer.on_progress, dead_letters.on_progress), job.main_query_name(config))
     listener.attach(spark)

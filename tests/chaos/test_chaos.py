@@ -3,7 +3,7 @@ run, interrupt it with Ctrl-C, feed it every kind of bad record; then check exac
 aggregates (`<run>.aggregates`), never from logs.
 
 Every run is a real `python -m bench run` process (its own Spark driver, in its own process group)
-against the session's stack (tests/conftest.py). The table of cases and results is docs/chaos.md.
+against the session's stack (tests/conftest.py). The table of cases and results is docs/faults.md.
 """
 
 from __future__ import annotations
@@ -165,20 +165,26 @@ def test_ctrl_c_then_resumed(stack, tmp_path, monkeypatch):
     report("Ctrl-C then resume", summary, f"first attempt exit code {first_code}")
 
 
-def test_broker_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
-    limit = LIMIT + 1  # a topic of its own
-    run = Run(stack, tmp_path, "chaos-broker", limit=limit, rate=RATE).start()
-    wait_for(lambda: (tmp_path / "chaos-broker" / "run.json").exists(), what="run.json")
+def service_killed_mid_run(stack, tmp_path, monkeypatch, run_id: str, limit: int, service: int):
+    """Start a run, SIGKILL stack service `service` (0 Kafka, 1 InfluxDB) at a third of its replay,
+    start it again 15 s later; the run must complete with exact totals. Returns (run, summary)."""
+    run = Run(stack, tmp_path, run_id, limit=limit, rate=RATE).start()
+    wait_for(lambda: (tmp_path / run_id / "run.json").exists(), what="run.json")
     wait_for(lambda: inspect_topic(stack.bootstrap_servers, topic_of(run), limit, P).present >= limit // 3,
              what="a third of the replay")
-    kafka = Stack(stack).services[0]
-    os.kill(kafka.process.running_pid(), signal.SIGKILL)
+    os.kill(Stack(stack).services[service].process.running_pid(), signal.SIGKILL)
     time.sleep(15)
     Stack(stack).up(log=lambda _m: None)
     code = run.wait()
-    summary = json.loads((tmp_path / "chaos-broker" / "summary.json").read_text())
+    summary = json.loads((tmp_path / run_id / "summary.json").read_text())
     assert code == 0 and summary["status"] == "completed", run.output[-3000:]
     assert_exact(stack, summary, limit, tmp_path, monkeypatch)
+    return run, summary
+
+
+def test_broker_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
+    limit = LIMIT + 1  # a topic of its own
+    run, summary = service_killed_mid_run(stack, tmp_path, monkeypatch, "chaos-broker", limit, service=0)
     # the outage is two console lines, not librdkafka's every retry
     outage = [line for line in run.output.splitlines() if line.startswith("Kafka at ")]
     assert len(outage) == 2 and "unreachable, retrying" in outage[0] and "reachable again after" in outage[1], outage
@@ -197,19 +203,7 @@ def influx_points(stack, run_id: str) -> int:
 
 
 def test_influxd_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
-    limit = LIMIT + 2
-    run = Run(stack, tmp_path, "chaos-influx", limit=limit, rate=RATE).start()
-    wait_for(lambda: (tmp_path / "chaos-influx" / "run.json").exists(), what="run.json")
-    wait_for(lambda: inspect_topic(stack.bootstrap_servers, topic_of(run), limit, P).present >= limit // 3,
-             what="a third of the replay")
-    influx = Stack(stack).services[1]
-    os.kill(influx.process.running_pid(), signal.SIGKILL)
-    time.sleep(15)
-    Stack(stack).up(log=lambda _m: None)
-    code = run.wait()
-    summary = json.loads((tmp_path / "chaos-influx" / "summary.json").read_text())
-    assert code == 0 and summary["status"] == "completed", run.output[-3000:]
-    assert_exact(stack, summary, limit, tmp_path, monkeypatch)
+    run, summary = service_killed_mid_run(stack, tmp_path, monkeypatch, "chaos-influx", LIMIT + 2, service=1)
     assert summary["influx"]["failed_batches"] >= 1 and not summary["influx"]["pending_backfill"]
     rows = pd.read_parquet(tmp_path / "chaos-influx" / "metrics.parquet")
     points = influx_points(stack, "chaos-influx")
