@@ -247,6 +247,16 @@ def warm_up(spark, first: Prepared, log=print) -> dict:
         return run_stream(prepared, spark=spark, log=lambda *_: None)
 
 
+def measures_latency(prepared: Prepared) -> bool:
+    """Whether the run will report a processing latency: a first attempt (no checkpoint yet) that
+    replays its input live at a rate. Such a run starts after `warm_up` when run alone: on two
+    cores the session's first batches with data took 5-13 s each (Python workers and JIT starting,
+    2026-11-25), and the backlog they left raised the run's LAT p99 from about 5 s (steady
+    batches) to 16-21 s; after a warm-up, 12.6 s (one slow batch of 11 s under load)."""
+    return bool(prepared.options.rate) and not prepared.topic_exists \
+        and not (prepared.config.checkpoint_dir / "main").exists()
+
+
 def input_conditions(prepared: Prepared) -> dict:
     """How a run gets its input: `live` (it replays the dataset at `rate` records/s while consuming it:
     paced, open loop), `live-unpaced` (it replays as fast as possible while consuming it), or

@@ -169,7 +169,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     All runs share one experiment id (`--experiment-id`, default the prefix).
     """
     from bench.results.record import new_run_id
-    from bench.run import RunError, prepare, record_input, run_stream, warm_up
+    from bench.run import RunError, measures_latency, prepare, record_input, run_stream, warm_up
 
     if args.repeat < 1:
         print(f"error: --repeat must be >= 1, got {args.repeat}", file=sys.stderr)
@@ -193,7 +193,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     except (RunError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
-    if len(prepared) == 1:
+    if len(prepared) == 1 and not measures_latency(prepared[0]):
         return _report([run_stream(prepared[0])], args.json)
     summaries = []
     spark = None
@@ -201,7 +201,9 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
         from bench.topology.session import build_session
 
         spark = build_session(prepared[0].options.master, args.aggregators)
-        # Every measured run starts with a warm session, not only the second and later ones.
+        # Every run of a comparison starts with a warm session, not only the second and later ones;
+        # so does a single run that measures latency (its first batches would otherwise pay the
+        # session's start-up, and the backlog it leaves counts as latency).
         warm_up(spark, prepared[0])
         for p in prepared:
             # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.

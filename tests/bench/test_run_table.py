@@ -43,3 +43,24 @@ def test_default_master_gives_every_worker_a_slot():
     assert default_master(10, 10, 10) == "local[10]"
     assert default_master(20, 10, 10) == "local[20]"
     assert default_master(4, 4, 12) == "local[12]"
+
+
+def test_a_single_run_warms_the_session_up_only_when_it_measures_latency(tmp_path):
+    from bench.run import Prepared, RunOptions, measures_latency
+    from bench.topology.config import TopologyConfig
+
+    def prepared(rate, topic_exists=False, resumed=False):
+        run_dir = tmp_path / f"r{rate}-{topic_exists}-{resumed}"
+        config = TopologyConfig(run_id=run_dir.name, grouping="KEY", dataset="NYC_FLIGHTS", topic="t",
+                                bootstrap_servers="127.0.0.1:1", checkpoint_dir=run_dir / "checkpoint",
+                                results_dir=run_dir)
+        if resumed:
+            (config.checkpoint_dir / "main").mkdir(parents=True)
+        return Prepared(options=RunOptions(grouping="KEY", dataset="NYC_FLIGHTS", rate=rate), config=config, dataset=None,
+                        splitter_sql=None, run_id=run_dir.name, influx_url=None, influx_database="g",
+                        topic_exists=topic_exists)
+
+    assert measures_latency(prepared(500.0))
+    assert not measures_latency(prepared(None))  # unpaced: no latency
+    assert not measures_latency(prepared(500.0, topic_exists=True))  # recorded topic
+    assert not measures_latency(prepared(500.0, resumed=True))  # a resume reads its topic as recorded
