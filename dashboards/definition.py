@@ -25,6 +25,7 @@ ALIAS = "$tag_grouping $tag_run_id"
 
 
 def influxql(query: str, ref_id: str, alias: str | None = None, result_format: str = "time_series") -> InfluxQL:
+    """A raw InfluxQL target on the provisioned data source (`alias` names time series only)."""
     target = InfluxQL(query).ref_id(ref_id).datasource(DATASOURCE).result_format(result_format)
     return target.alias(alias) if alias is not None else target
 
@@ -53,14 +54,17 @@ def variable(tag: str, label: str) -> sdk.QueryVariable:
 
 
 def panel_grid(index: int, width: int = 12, height: int = 8) -> GridPos:
+    """Position of the `index`-th panel: two per row, 12 of Grafana's 24 columns wide, 8 rows high."""
     return GridPos(h=height, w=width, x=(index % 2) * width, y=(index // 2) * height)
 
 
 def last_not_null() -> common.ReduceDataOptions:
+    """Reduce each series to its last non-null value (bar gauges and stats of the last tick)."""
     return common.ReduceDataOptions().calcs(["lastNotNull"]).values(False)
 
 
 def time_series(title: str, description: str, targets: list[InfluxQL], unit: str = "none") -> timeseries.Panel:
+    """A time-series panel on the provisioned data source; `unit` is Grafana's unit id (ms, rps, ...)."""
     return (timeseries.Panel().title(title).description(description).datasource(DATASOURCE)
             .targets(targets).unit(unit))
 
