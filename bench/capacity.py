@@ -13,12 +13,15 @@ The capacity of a repetition is the highest rate that held (the ladder stops at 
 does not); the reported figure is the median over the repetitions, with their spread.
 
 The arithmetic (`lag_series`, `lag_slope`, `step_holds`, `capacity_of`) is pure and unit-tested;
-`run_ladder` drives the real runs.
+`run_ladder` drives the real runs. Each step's decision is also written to InfluxDB (measurement
+`capacity_step`, `step_point`) beside the step run's own observer points, for the dashboards;
+capacity.json stays the record.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
@@ -33,6 +36,8 @@ room for one slow batch; a step at twice the capacity builds a backlog whose p99
 within its 20 s of input. A 1 s bound (an in-memory record-at-a-time engine's) fails every step."""
 MAX_LAG_GROWTH = 0.05
 """Default bound on the consumer lag's growth, records/s per record/s of input rate."""
+CAPACITY_STEP = "capacity_step"
+"""InfluxDB measurement of the steps (`step_point`)."""
 
 
 @dataclass(frozen=True)
@@ -142,10 +147,35 @@ def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresh
         ok, why = False, f"run {summary.get('status')}: {summary.get('error')}"
     exact = summary.get("exact") or {}
     loads = exact.get("worker_tuples") or []
+    ends = [b["end_ms"] for b in batches if b.get("end_ms")]
     return {"rate": rate, "run_id": run_dir.name, "holds": ok, "why": why, "p99_ms": p99,
             "p50_ms": (summary.get("latency") or {}).get("latency_p50_ms"), "lag_slope": slope,
             "max_lag": float(lag.max()) if len(lag) else None,
-            "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None}
+            "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None,
+            "time_ms": max(ends) if ends else int(1000 * (run_dir / "summary.json").stat().st_mtime)}
+
+
+def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str,
+               experiment_id: str) -> tuple[str, dict, dict, int]:
+    """`(measurement, tags, fields, time_ms)` of one step (a `measure_step` dict) for InfluxDB.
+
+    Tags: run_id (the step's run, whose observer points carry the same tag), grouping, dataset,
+    cost_ms, repetition (1-based), experiment_id. Fields, typed the same whatever the values (InfluxDB
+    refuses a type change): rate, p50_ms, p99_ms (ms), lag_slope (records/s), lag_growth (lag slope
+    over the rate, the figure `max_lag_growth` bounds), max_lag (records), hottest_share (0-1),
+    all floats and absent when unknown; held (bool); why (text). Timestamp: the step's last batch.
+    """
+    def number(value) -> float | None:
+        return float(value) if value is not None and math.isfinite(float(value)) else None
+
+    slope, rate = number(step.get("lag_slope")), float(step["rate"])
+    fields = {"rate": rate, "p50_ms": number(step.get("p50_ms")), "p99_ms": number(step.get("p99_ms")),
+              "lag_slope": slope, "lag_growth": None if slope is None else slope / rate,
+              "max_lag": number(step.get("max_lag")), "hottest_share": number(step.get("hottest_share")),
+              "held": bool(step["holds"]), "why": str(step["why"])}
+    tags = {"run_id": step["run_id"], "grouping": grouping, "dataset": dataset, "cost_ms": f"{cost_ms:g}",
+            "repetition": str(rep + 1), "experiment_id": experiment_id}
+    return CAPACITY_STEP, tags, {k: v for k, v in fields.items() if v is not None}, int(step["time_ms"])
 
 
 def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print) -> list[dict]:
@@ -166,6 +196,14 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
         run_stream(prepared, spark=spark, log=lambda *_: None)
         step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
         log(f"  -> {step['why']} (p99 {step['p99_ms']} ms, lag slope {step['lag_slope']})")
+        if prepared.influx_url:
+            from bench.observer.influx import one_line, write_points
+
+            try:
+                write_points(prepared.influx_url, prepared.influx_database,
+                             [step_point(step, grouping, cost_ms, rep, options.dataset, options.experiment_id)])
+            except Exception as e:  # noqa: BLE001 - the dashboards miss a point; capacity.json has it
+                log(f"  warning: capacity step not written to InfluxDB: {one_line(e)}")
         steps.append(step)
         if not step["holds"]:
             break

@@ -11,7 +11,7 @@ import json
 import sys
 from pathlib import Path
 
-from grafanalib._gen import DashboardEncoder
+from grafana_foundation_sdk.cog.encoder import JSONEncoder
 
 from dashboards import definition
 
@@ -20,12 +20,11 @@ DASHBOARDS = {"stream-groupings.json": definition.dashboard}
 
 
 def render(factory) -> str:
-    """The dashboard as Grafana JSON text (sorted keys, 2-space indent, final newline)."""
-    data = json.loads(json.dumps(factory().to_json_data(), cls=DashboardEncoder))
-    for var in data.get("templating", {}).get("list", []):
-        if var.get("includeAll") and var.get("multi"):
-            # grafanalib writes the default's text literally; Grafana shows "All" for $__all.
-            var["current"] = {"selected": True, "text": ["All"], "value": ["$__all"]}
+    """The dashboard as Grafana JSON text (sorted keys, 2-space indent, final newline).
+
+    `factory()` returns a grafana-foundation-sdk dashboard builder; its built model serialises
+    through the SDK's encoder (each model's `to_json`)."""
+    data = json.loads(json.dumps(factory().build(), cls=JSONEncoder))
     return json.dumps(data, sort_keys=True, indent=2) + "\n"
 
 

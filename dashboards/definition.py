@@ -1,145 +1,150 @@
-"""The "Stream groupings" dashboard: load balance, cost, throughput and latency of runs.
+"""The "Stream groupings" dashboard: load balance, cost, throughput, latency and capacity of runs.
 
-Every panel query filters on the three template variables (multi-value, "All" included), so one
-dashboard compares runs, groupings and datasets side by side.
+Built with grafana-foundation-sdk (Grafana Labs' dashboards-as-code SDK); the InfluxQL targets
+are `dashboards.influxql.InfluxQL` (the SDK has no InfluxDB query builder). Every panel query
+filters on the three template variables (multi-value, "All" included), so one dashboard compares
+runs, groupings and datasets side by side.
 """
 
 from __future__ import annotations
 
-from grafanalib.core import (
-    BarGauge,
-    Dashboard,
-    GridPos,
-    Stat,
-    Template,
-    Templating,
-    Time,
-    TimeSeries,
-)
-from grafanalib.influxdb import InfluxDBTarget
+from grafana_foundation_sdk.builders import bargauge, common, stat, table, timeseries
+from grafana_foundation_sdk.builders import dashboard as sdk
+from grafana_foundation_sdk.models.common import BarGaugeDisplayMode, VizOrientation
+from grafana_foundation_sdk.models.dashboard import (DataSourceRef, GridPos, VariableOption, VariableRefresh,
+                                                     VariableSort)
 
-DATASOURCE = {"type": "influxdb", "uid": "stream-groupings-influxdb"}
+from bench.capacity import CAPACITY_STEP
+from dashboards.influxql import InfluxQL
+
+DATASOURCE = DataSourceRef(type_val="influxdb", uid="stream-groupings-influxdb")
 """The InfluxQL data source the provisioning files create (dashboards/provisioning)."""
 
 FILTER = '"run_id" =~ /^$run_id$/ AND "grouping" =~ /^$grouping$/ AND "dataset" =~ /^$dataset$/'
+ALIAS = "$tag_grouping $tag_run_id"
+
+
+def influxql(query: str, ref_id: str, alias: str | None = None, result_format: str = "time_series") -> InfluxQL:
+    """A raw InfluxQL target on the provisioned data source (`alias` names time series only)."""
+    target = InfluxQL(query).ref_id(ref_id).datasource(DATASOURCE).result_format(result_format)
+    return target.alias(alias) if alias is not None else target
 
 
 def latest(field: str, alias: str, ref_id: str, measurement: str = "observer", by: str = '"run_id"',
-           name: str | None = None, **options) -> InfluxDBTarget:
+           name: str | None = None) -> InfluxQL:
     """The last value of one field per `by` group in the time range (bar gauges, stats)."""
-    return InfluxDBTarget(
-        datasource=DATASOURCE,
-        query=f'SELECT last("{field}") AS "{name or field}" FROM "{measurement}" WHERE $timeFilter AND {FILTER} '
-              f"GROUP BY {by}",
-        alias=alias, refId=ref_id, **options,
-    )
+    return influxql(f'SELECT last("{field}") AS "{name or field}" FROM "{measurement}" WHERE $timeFilter AND {FILTER} '
+                    f"GROUP BY {by}", ref_id, alias)
 
 
 def series(field: str, alias: str, agg: str = "last", measurement: str = "observer", by: str = '"grouping", "run_id"',
-           ref_id: str | None = None) -> InfluxDBTarget:
-    """A time series of one observer field per (grouping, run), aggregated per `$__interval`."""
-    return InfluxDBTarget(
-        datasource=DATASOURCE,
-        query=f'SELECT {agg}("{field}") AS "{field}" FROM "{measurement}" WHERE $timeFilter AND {FILTER} '
-              f"GROUP BY time($__interval), {by} fill(none)",
-        alias=alias,
-        refId=ref_id or field[:8].upper(),
-    )
+           ref_id: str | None = None) -> InfluxQL:
+    """A time series of one field per (grouping, run), aggregated per `$__interval`."""
+    return influxql(f'SELECT {agg}("{field}") AS "{field}" FROM "{measurement}" WHERE $timeFilter AND {FILTER} '
+                    f"GROUP BY time($__interval), {by} fill(none)", ref_id or field[:8].upper(), alias)
 
 
-def variable(tag: str, label: str) -> Template:
-    return Template(
-        name=tag, label=label, dataSource=DATASOURCE, type="query",
-        query=f'SHOW TAG VALUES FROM "observer" WITH KEY = "{tag}"',
-        includeAll=True, multi=True, default="$__all", refresh=2, sort=1,
-    )
+def variable(tag: str, label: str) -> sdk.QueryVariable:
+    """A multi-value variable over the values of one tag of `observer`, "All" selected."""
+    return (sdk.QueryVariable(tag).label(label).datasource(DATASOURCE)
+            .query(f'SHOW TAG VALUES FROM "observer" WITH KEY = "{tag}"')
+            .include_all(True).multi(True).refresh(VariableRefresh.ON_TIME_RANGE_CHANGED)
+            .sort(VariableSort.ALPHABETICAL_ASC)
+            .current(VariableOption(selected=True, text=["All"], value=["$__all"])))
 
 
 def panel_grid(index: int, width: int = 12, height: int = 8) -> GridPos:
+    """Position of the `index`-th panel: two per row, 12 of Grafana's 24 columns wide, 8 rows high."""
     return GridPos(h=height, w=width, x=(index % 2) * width, y=(index // 2) * height)
 
 
-def dashboard() -> Dashboard:
-    """The dashboard object (grafanalib); `dashboards.build` serialises it."""
-    alias = "$tag_grouping $tag_run_id"
-    panels = [
-        TimeSeries(
-            title="STD_DEV: load imbalance (percentage points, cumulative)",
-            description="Population standard deviation of the workers' shares of the weighted count, idle "
-                        "workers at 0 % (reference STD_DEV). 0 is a perfect balance.",
-            targets=[series("std_dev", alias)], unit="none", gridPos=panel_grid(0),
-        ),
-        BarGauge(
-            title="Per-worker load share (%), last tick",
-            description="Each worker's share of the weighted tuple count of the run.",
-            targets=[latest("share_pct", "$tag_run_id w$tag_worker", "SHARE", measurement="worker_load",
-                            by='"run_id", "worker"', name="share", format="table")],
-            orientation="horizontal", calc="lastNotNull", format="percent", max=100, min=0,
-            gridPos=panel_grid(1),
-        ),
-        TimeSeries(
-            title="DIST_COST: workers per key",
-            description="Distinct key-worker pairs over distinct keys (reference DIST_COST): the aggregation "
-                        "(memory) cost of key splitting. KEY is 1.",
-            targets=[series("dist_cost", alias)], unit="none", gridPos=panel_grid(2),
-        ),
-        TimeSeries(
-            title="Throughput (records/s)",
-            description="THROUGHPUT_RATIO = weighted total / whole seconds since the observer's first input "
-                        "(reference), beside Spark's processed rows per second of the last batch.",
-            targets=[series("throughput_ratio", f"THROUGHPUT_RATIO {alias}"),
-                     series("processed_rows_per_s", f"Spark rows/s {alias}")],
-            unit="rps", gridPos=panel_grid(3),
-        ),
-        TimeSeries(
-            title="Processing latency (ms), per tick",
-            description="Per tuple, from its Kafka timestamp (the producer's intended send time) to the end of "
-                        "its worker's processing, over the tuples of the batches since the previous tick (HDR "
-                        "histograms merged over workers). Runs that replay their input live only.",
-            targets=[series("latency_p50_ms", f"p50 {alias}", ref_id="P50"),
-                     series("latency_p99_ms", f"p99 {alias}", ref_id="P99"),
-                     series("latency_p999_ms", f"p99.9 {alias}", ref_id="P999"),
-                     series("latency_max_ms", f"max {alias}", ref_id="MAX")],
-            unit="ms", gridPos=panel_grid(4),
-        ),
-        TimeSeries(
-            title="Spark micro-batches: duration (ms) and input rate (rows/s)",
-            description="From Spark's StreamingQueryProgress of the main query.",
-            targets=[series("batch_duration_ms", f"batch ms {alias}"),
-                     series("processed_rows_per_s", f"rows/s {alias}")],
-            unit="none", gridPos=panel_grid(5),
-        ),
-        Stat(
-            title="Dead letters (malformed records)",
-            description="Records the splitter could not parse; they are in the <run>.dlq topic.",
-            targets=[latest("malformed", "$tag_run_id", "DLQ")],
-            reduceCalc="lastNotNull", gridPos=panel_grid(6),
-        ),
-        TimeSeries(
-            title="Max/mean imbalance",
-            description="Most loaded worker's count over the mean count (1 is a perfect balance).",
-            targets=[series("max_mean_imbalance", alias)], unit="none", gridPos=panel_grid(7),
-        ),
-        TimeSeries(
-            title="Window output latency (ms)",
-            description="Time of the aggregator's output minus the records' Kafka timestamps (p50, p99): "
-                        "mostly the aggregation window a tuple waits for, not the processing latency.",
-            targets=[series("window_latency_p50_ms", f"p50 {alias}", ref_id="WP50"),
-                     series("window_latency_p99_ms", f"p99 {alias}", ref_id="WP99")],
-            unit="ms", gridPos=panel_grid(8),
-        ),
+def last_not_null() -> common.ReduceDataOptions:
+    """Reduce each series to its last non-null value (bar gauges and stats of the last tick)."""
+    return common.ReduceDataOptions().calcs(["lastNotNull"]).values(False)
+
+
+def time_series(title: str, description: str, targets: list[InfluxQL], unit: str = "none") -> timeseries.Panel:
+    """A time-series panel on the provisioned data source; `unit` is Grafana's unit id (ms, rps, ...)."""
+    return (timeseries.Panel().title(title).description(description).datasource(DATASOURCE)
+            .targets(targets).unit(unit))
+
+
+def panels() -> list:
+    """The panels in reading order (two per row); `dashboard()` numbers and places them."""
+    return [
+        time_series("STD_DEV: load imbalance (percentage points, cumulative)",
+                    "Population standard deviation of the workers' shares of the weighted count, idle "
+                    "workers at 0 % (reference STD_DEV). 0 is a perfect balance.",
+                    [series("std_dev", ALIAS)]),
+        bargauge.Panel().title("Per-worker load share (%), last tick")
+        .description("Each worker's share of the weighted tuple count of the run.").datasource(DATASOURCE)
+        .targets([latest("share_pct", "$tag_run_id w$tag_worker", "SHARE", measurement="worker_load",
+                         by='"run_id", "worker"', name="share")])
+        .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.LCD)
+        .reduce_options(last_not_null()).unit("percent").min(0).max(100),
+        time_series("DIST_COST: workers per key",
+                    "Distinct key-worker pairs over distinct keys (reference DIST_COST): the aggregation "
+                    "(memory) cost of key splitting. KEY is 1.",
+                    [series("dist_cost", ALIAS)]),
+        time_series("Throughput (records/s)",
+                    "THROUGHPUT_RATIO = weighted total / whole seconds since the observer's first input "
+                    "(reference), beside Spark's processed rows per second of the last batch.",
+                    [series("throughput_ratio", f"THROUGHPUT_RATIO {ALIAS}"),
+                     series("processed_rows_per_s", f"Spark rows/s {ALIAS}")], unit="rps"),
+        time_series("Processing latency (ms), per tick: p50, p99, p99.9, max",
+                    "The headline latency. Per tuple, from its Kafka timestamp (the producer's intended send "
+                    "time: no coordinated omission) to the end of its worker's processing, over the tuples of "
+                    "the batches since the previous tick (HDR histograms merged over workers, bench/latency.py). "
+                    "Runs that replay their input live only.",
+                    [series("latency_p50_ms", f"p50 {ALIAS}", ref_id="P50"),
+                     series("latency_p99_ms", f"p99 {ALIAS}", ref_id="P99"),
+                     series("latency_p999_ms", f"p99.9 {ALIAS}", ref_id="P999"),
+                     series("latency_max_ms", f"max {ALIAS}", ref_id="MAX")], unit="ms"),
+        time_series("Window output latency (ms): p50, p99, max",
+                    "Time of the aggregator's output minus the records' Kafka timestamps: mostly the "
+                    "aggregation window a tuple waits for, not the processing latency (the panel beside).",
+                    [series("window_latency_p50_ms", f"p50 {ALIAS}", ref_id="WP50"),
+                     series("window_latency_p99_ms", f"p99 {ALIAS}", ref_id="WP99"),
+                     series("window_latency_max_ms", f"max {ALIAS}", ref_id="WMAX")], unit="ms"),
+        time_series("Spark micro-batches: duration (ms) and input rate (rows/s)",
+                    "From Spark's StreamingQueryProgress of the main query.",
+                    [series("batch_duration_ms", f"batch ms {ALIAS}"),
+                     series("processed_rows_per_s", f"rows/s {ALIAS}")]),
+        time_series("Max/mean imbalance",
+                    "Most loaded worker's count over the mean count (1 is a perfect balance).",
+                    [series("max_mean_imbalance", ALIAS)]),
+        bargauge.Panel().title("Capacity: highest input rate held (records/s)")
+        .description("`make capacity` steps the input rate (open loop); a step holds if its processing p99 and "
+                     "its consumer-lag growth stay under the thresholds (bench/capacity.py). The highest rate any "
+                     "repetition held, per grouping and cost; the median over repetitions, with its spread, is in "
+                     "results/capacity/<stamp>/capacity.txt.").datasource(DATASOURCE)
+        .targets([influxql(f'SELECT max("rate") AS "held_rate" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND '
+                           f'{FILTER} AND "held" = true GROUP BY "grouping", "cost_ms"', "CAP",
+                           "$tag_grouping cost $tag_cost_ms ms")])
+        .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.BASIC)
+        .reduce_options(common.ReduceDataOptions().calcs(["max"]).values(False)).unit("rps").min(0),
+        table.Panel().title("Capacity steps: rate, processing p99, lag growth, held")
+        .description("One row per step of `make capacity`: the input rate, the processing latency p50/p99 after "
+                     "the warm-up, the consumer-lag growth as a fraction of the rate, and whether the step held "
+                     "(and why not).").datasource(DATASOURCE)
+        .targets([influxql(f'SELECT "rate", "p50_ms", "p99_ms", "lag_growth", "held", "why" FROM "{CAPACITY_STEP}" '
+                           f'WHERE $timeFilter AND {FILTER} GROUP BY "grouping", "cost_ms", "repetition"', "STEPS",
+                           result_format="table")]),
+        stat.Panel().title("Dead letters (malformed records)")
+        .description("Records the splitter could not parse; they are in the <run>.dlq topic.").datasource(DATASOURCE)
+        .targets([latest("malformed", "$tag_run_id", "DLQ")]).reduce_options(last_not_null()),
     ]
-    return Dashboard(
-        title="Stream groupings",
-        uid="stream-groupings",
-        description="Load balance, replication cost, throughput and latency of stream-grouping runs "
-                    "(observer of the stream-groupings benchmark harness).",
-        tags=["stream-groupings", "spark", "kafka"],
-        timezone="utc",
-        time=Time("now-1h", "now"),
-        refresh="10s",
-        templating=Templating([
-            variable("run_id", "run"), variable("grouping", "grouping"), variable("dataset", "dataset"),
-        ]),
-        panels=panels,
-    ).auto_panel_ids()
+
+
+def dashboard() -> sdk.Dashboard:
+    """The dashboard builder (grafana-foundation-sdk); `dashboards.build` serialises what it builds."""
+    board = (sdk.Dashboard("Stream groupings").uid("stream-groupings")
+             .description("Load balance, replication cost, throughput, latency and capacity of stream-grouping "
+                          "runs (observer of the stream-groupings benchmark harness).")
+             .tags(["stream-groupings", "spark", "kafka"]).timezone("utc").time("now-1h", "now").refresh("10s")
+             .editable()
+             .with_variable(variable("run_id", "run")).with_variable(variable("grouping", "grouping"))
+             .with_variable(variable("dataset", "dataset")))
+    for index, panel in enumerate(panels()):
+        board.with_panel(panel.id(index + 1).grid_pos(panel_grid(index)))
+    return board

@@ -172,6 +172,20 @@ def write_rows(client, bucket: str, rows: Iterable[Mapping], tags: Mapping[str, 
     return n
 
 
+def write_points(url: str, database: str, points: Iterable[tuple[str, Mapping, Mapping, int]], *,
+                 token: str = "", org: str = "-", bucket: str | None = None) -> int:
+    """Write `(measurement, tags, fields, time_ms)` points synchronously (for measurements outside a
+    run's ticks, e.g. `capacity_step`); the caller fixes each field's type. Returns the count.
+    Raises: the client's exception if InfluxDB refuses or does not answer."""
+    from influxdb_client import InfluxDBClient
+    from influxdb_client.client.write_api import SYNCHRONOUS
+
+    records = [_point(*p) for p in points]
+    with InfluxDBClient(url=url, token=token, org=org, timeout=30_000) as client:
+        client.write_api(write_options=SYNCHRONOUS).write(bucket=bucket or f"{database}/autogen", record=records)
+    return len(records)
+
+
 def backfill_run(run_dir, url: str | None = None, database: str | None = None, *, token: str = "",
                  org: str = "-", bucket: str | None = None) -> int:
     """Write every tick of a run record (`<run_dir>/metrics.parquet`) to InfluxDB, with the run's tags

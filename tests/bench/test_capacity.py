@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bench.capacity import (Thresholds, capacity_of, hot_worker_bound, lag_series, lag_slope, median_and_spread,
-                            step_holds)
+from bench.capacity import (CAPACITY_STEP, Thresholds, capacity_of, hot_worker_bound, lag_series, lag_slope,
+                            median_and_spread, step_holds, step_point)
 
 
 def batches(records_per_batch: list[int], batch_s: float = 1.0) -> list[dict]:
@@ -44,3 +44,19 @@ def test_capacity_is_the_last_rate_before_the_first_failure_and_reps_give_median
 def test_hot_worker_bound_of_key_on_an_80_percent_key():
     assert hot_worker_bound(0.8, 1.0) == pytest.approx(1250.0)
     assert hot_worker_bound(0.8, 0.0) is None
+
+
+def test_a_step_point_has_the_same_field_types_whatever_the_values():
+    step = {"rate": 500, "run_id": "cap-key-c1-r500-k0", "holds": True, "why": "holds", "p99_ms": 12,
+            "p50_ms": 3.5, "lag_slope": 5, "max_lag": 40, "hottest_share": 0.8, "time_ms": 1_700_000_000_000}
+    measurement, tags, fields, time_ms = step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x")
+    assert measurement == CAPACITY_STEP and time_ms == 1_700_000_000_000
+    assert tags == {"run_id": "cap-key-c1-r500-k0", "grouping": "KEY", "dataset": "COUNTRY_SKEW_R80",
+                    "cost_ms": "1", "repetition": "1", "experiment_id": "capacity-x"}
+    assert fields == {"rate": 500.0, "p50_ms": 3.5, "p99_ms": 12.0, "lag_slope": 5.0, "lag_growth": 0.01,
+                      "max_lag": 40.0, "hottest_share": 0.8, "held": True, "why": "holds"}
+    assert all(type(v) is float for k, v in fields.items() if k not in ("held", "why"))
+    failed = {**step, "holds": False, "why": "no processing latency measured", "p99_ms": None, "p50_ms": None,
+              "lag_slope": None, "max_lag": float("nan")}
+    _, _, fields, _ = step_point(failed, "KEY", 0.5, 2, "COUNTRY_SKEW_R80", "capacity-x")
+    assert fields == {"rate": 500.0, "hottest_share": 0.8, "held": False, "why": "no processing latency measured"}

@@ -1,6 +1,7 @@
 """Every dashboard query, as Grafana would send it, returns data from the real InfluxDB after the
 streaming runs of the test session (one per grouping on a recorded topic, and one live run, which
-alone has end-to-end latency)."""
+alone has processing and window latency), and after the capacity decisions on that live run are
+written as `make capacity` writes them."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import json
 import time
 import urllib.parse
 import urllib.request
+
+from pathlib import Path
 
 import pytest
 
@@ -45,7 +48,23 @@ def check_dashboard(stack, dashboard: dict, since_ms: int) -> list[str]:
     return problems
 
 
-def test_every_panel_and_variable_query_returns_data(stack, stream_runs, live_run):
+@pytest.fixture(scope="module")
+def capacity_steps(stack, live_run) -> list[dict]:
+    """The live run (500 rec/s) decided as a capacity step twice, as `run_ladder` decides and writes
+    it: repetition 1 under thresholds it meets, repetition 2 under a p99 threshold it cannot meet."""
+    from bench.capacity import Thresholds, measure_step, step_point
+    from bench.observer.influx import write_points
+
+    run_dir = Path(live_run["results"])
+    steps = [measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=600_000, max_lag_growth=10.0)),
+             measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=0.001))]
+    assert [s["holds"] for s in steps] == [True, False], [s["why"] for s in steps]
+    points = [step_point(s, "DYNAMIC_KEY", 1.0, rep, "NYC_FLIGHTS", "e2e-capacity") for rep, s in enumerate(steps)]
+    assert write_points(stack.influx_url, stack.influx_database, points) == 2
+    return steps
+
+
+def test_every_panel_and_variable_query_returns_data(stack, stream_runs, live_run, capacity_steps):
     since_ms = int(time.time() * 1000) - 3_600_000
     assert check_dashboard(stack, load_dashboard(), since_ms) == []
 
@@ -67,3 +86,24 @@ def test_a_multi_value_selection_narrows_to_the_chosen_runs(stack, stream_runs):
     series = influxql(stack, expand(raw, variables, int(time.time() * 1000) - 3_600_000,
                                     int(time.time() * 1000) + 60_000, "2s"))
     assert sorted({s["tags"]["run_id"] for s in series}) == run_ids, title
+
+
+def test_capacity_panels_show_the_held_rate_and_every_step(stack, live_run, capacity_steps):
+    dashboard = load_dashboard()
+    queries = dict(panel_queries(dashboard))
+    variables = {"run_id": [live_run["results"].rsplit("/", 1)[1]], "grouping": ["DYNAMIC_KEY"],
+                 "dataset": ["NYC_FLIGHTS"]}
+    now_ms = int(time.time() * 1000)
+
+    def run(title_start: str) -> list[dict]:
+        raw = next(q for t, q in queries.items() if t.startswith(title_start))
+        return influxql(stack, expand(raw, variables, now_ms - 3_600_000, now_ms + 60_000, "2s"))
+
+    held = run("Capacity: highest input rate held")
+    assert [(s["tags"], s["values"][0][1]) for s in held] == [({"cost_ms": "1", "grouping": "DYNAMIC_KEY"}, 500.0)]
+    steps = run("Capacity steps")
+    rows = {s["tags"]["repetition"]: dict(zip(s["columns"], s["values"][0])) for s in steps}
+    assert sorted(rows) == ["1", "2"]
+    assert rows["1"]["held"] is True and rows["2"]["held"] is False
+    assert rows["2"]["why"].startswith("p99 ") and rows["1"]["p99_ms"] == pytest.approx(capacity_steps[0]["p99_ms"])
+    assert rows["1"]["rate"] == 500.0 and rows["1"]["p99_ms"] > rows["1"]["p50_ms"] > 0

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from dashboards import build
+from dashboards.influxql import InfluxQL
 from tests.dashboards.grafana import load_dashboard, panel_queries, variable_queries
 
 ROOT = Path(__file__).resolve().parents[2] / "dashboards"
@@ -30,8 +31,9 @@ def test_a_stale_json_file_is_detected(tmp_path, monkeypatch):
 def test_panels_cover_the_issue_and_use_the_provisioned_influxql_source():
     dashboard = load_dashboard()
     titles = " | ".join(p["title"] for p in dashboard["panels"])
-    for needle in ("STD_DEV", "Per-worker load share", "DIST_COST", "Throughput", "latency",
-                   "batches: duration", "input rate", "Dead letters"):
+    for needle in ("STD_DEV", "Per-worker load share", "DIST_COST", "Throughput", "Processing latency",
+                   "p99.9", "Window output latency", "batches: duration", "input rate", "Dead letters",
+                   "Capacity: highest input rate held", "Capacity steps"):
         assert needle in titles
     source = yaml.safe_load((ROOT / "provisioning" / "datasources" / "influxdb.yml").read_text())["datasources"][0]
     assert source["type"] == "influxdb" and source["jsonData"]["dbName"] == "groupings"
@@ -42,6 +44,28 @@ def test_panels_cover_the_issue_and_use_the_provisioned_influxql_source():
             assert target["rawQuery"] is True and target["query"].startswith("SELECT ")
     assert set(variable_queries(dashboard)) == {"run_id", "grouping", "dataset"}
     assert all("$timeFilter" in q for _, q in panel_queries(dashboard))
+
+
+def test_processing_latency_panel_reads_the_observers_hdr_fields_and_window_latency_has_its_own():
+    from bench.observer.influx_schema import OBSERVER_FIELDS
+
+    panels = {p["title"].split(" (")[0]: [t["query"] for t in p["targets"]] for p in load_dashboard()["panels"]}
+    processing = " ".join(panels["Processing latency"])
+    window = " ".join(panels["Window output latency"])
+    for field in ("latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms"):
+        assert f'"{field}"' in processing and field in OBSERVER_FIELDS
+    assert "window_" not in processing and '"window_latency_p99_ms"' in window
+
+
+def test_influxql_target_refuses_what_grafana_would_not_run():
+    with pytest.raises(ValueError, match="not an InfluxQL SELECT"):
+        InfluxQL("DROP MEASUREMENT observer")
+    with pytest.raises(ValueError, match="needs a refId"):
+        InfluxQL("SELECT 1").build()
+    with pytest.raises(ValueError, match="resultFormat"):
+        InfluxQL("SELECT 1").result_format("heatmap")
+    assert InfluxQL("SELECT 1").ref_id("A").build().to_json() == {
+        "query": "SELECT 1", "rawQuery": True, "refId": "A", "resultFormat": "time_series"}
 
 
 def test_docker_compose_mounts_exist_and_binds_only_loopback():
