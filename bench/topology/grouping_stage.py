@@ -207,7 +207,9 @@ class GroupingProcessor(StatefulProcessor):
         if not frames:
             return
         batch = unpack(pd.concat(frames, ignore_index=True))
-        previous = tuple(self.state.get()) if self.state.exists() else None
+        # One state-API round trip, not two: `get` is None for a new instance (no `exists` first).
+        stored = self.state.get()
+        previous = tuple(stored) if stored is not None else None
         out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
                                      params=self.params, clock=self.clock)
         self.state.update(new_state)
