@@ -200,6 +200,7 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     try:
         from bench.topology.session import build_session
 
+        print(f"starting Spark ({prepared[0].options.master}) ...")
         spark = build_session(prepared[0].options.master, args.aggregators)
         # Every run of a comparison starts with a warm session, not only the second and later ones;
         # so does a single run that measures latency (its first batches would otherwise pay the
@@ -207,7 +208,8 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
         warm_up(spark, prepared[0])
         for p in prepared:
             # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.
-            print(f"== {p.config.grouping} ({p.run_id}) ==")
+            if len(prepared) > 1:
+                print(f"== {p.config.grouping} ({p.run_id}) ==")
             summaries.append(run_stream(p, spark=spark))
     finally:
         if spark is not None:
