@@ -51,20 +51,24 @@ class Thresholds:
 def lag_series(batches: list[dict], first_ts_ms: int, rate: float, total: int,
                warmup_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
     """(t in s since `first_ts_ms`, lag in records) at the end of each batch that read records and
-    ended after the warm-up: records the producer was due to have sent by then (open loop:
-    `rate * t`, at most `total`) minus records the query had read (cumulative `records` of the
-    observer's batch figures, in batch order)."""
+    ended after the warm-up and before the input's last intended send time (`total / rate`):
+    records the producer was due to have sent by then (open loop: `rate * t`) minus records the
+    query had read and processed (cumulative `records` of the observer's batch figures, in batch
+    order). Batches after the input's end only drain the lag, whatever the topology's capacity:
+    with them an overloaded step's catch-up made its slope negative (PARTIAL_KEY at 4000 rec/s and
+    1 ms, above its 2,472 rec/s bound: -906 rec/s)."""
     done = 0
     ts, lags = [], []
+    end_s = total / rate if rate > 0 else float("inf")
     for b in sorted(batches, key=lambda b: b["batch_id"]):
         done += int(b.get("records") or 0)
         if not b.get("records"):
             continue
         t = (b["end_ms"] - first_ts_ms) / 1000.0
-        if t < warmup_s:
+        if t < warmup_s or t > end_s:
             continue
         ts.append(t)
-        lags.append(min(total, rate * max(t, 0.0)) - done)
+        lags.append(rate * max(t, 0.0) - done)
     return np.asarray(ts, dtype=float), np.asarray(lags, dtype=float)
 
 
@@ -251,7 +255,7 @@ def summarize(ladders: list[dict]) -> list[dict]:
 
 
 def format_capacity_table(rows: list[dict]) -> str:
-    head = ["GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "REPETITIONS",
+    head = ["GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
             "HOTTEST WORKER", "BOUND 1000/(share*cost)"]
     body = [[r["grouping"], f"{r['cost_ms']:g}", "-" if r["median"] is None else f"{r['median']:g}",
              "-" if r["min"] is None else f"{r['min']:g}-{r['max']:g}", ",".join(f"{v:g}" for v in r["values"]),

@@ -4,14 +4,15 @@ Spark starts one daemon per executor (`pyspark.daemon`) and forks a Python worke
 task slot that needs one; a worker imports its libraries on its first task. A worker lives as long
 as it is busy: one idle for a minute is stopped (`PythonWorkerFactory`'s idle timeout), and a new
 query's tasks often start new ones. Each new worker of this topology imported numpy, pandas,
-pyarrow, pyspark's Arrow serializers, numba and the groupings, about 1.2 s of CPU per worker
-(2026-11-25), and a query at W = S = A = 10 starts 10-20 of them: 5-13 s batches at the start of
-every run (and of every `make capacity` step), on two cores.
+pyarrow, pyspark's Arrow serializers, numba and the groupings, about 0.8 s of CPU, and spent 0.3 s
+more on the first numba-compiled routing loop it called (2026-11-25); a query at W = S = A = 10
+starts 10-20 of them, which made 5-13 s batches at the start of every run (and of every
+`make capacity` step) on two cores.
 
 `spark.python.daemon.module = bench.topology.daemon` (set by `bench.topology.session`) runs this
-module instead: it imports those libraries once, then runs pyspark's own daemon loop, so every
-forked worker starts with them in memory (copy-on-write) and they are frozen out of the garbage
-collector's way (`bench.topology.python_workers`).
+module instead: it imports those libraries and loads the groupings' compiled loops once, then runs
+pyspark's own daemon loop, so every forked worker starts with them in memory (copy-on-write), frozen
+out of the garbage collector's way (`bench.topology.python_workers`).
 
 Fork safety: pyspark's daemon imports the worker module only after the fork because a library
 that starts a thread on import would leave the child with locks held by a thread that does not
@@ -57,9 +58,28 @@ def preload(modules=PRELOADED) -> list[str]:
         except ImportError:
             continue
         done.append(name)
+    if "groupings" in done:
+        warm_groupings()
     gc.collect()
     gc.freeze()
     return done
+
+
+def warm_groupings() -> None:
+    """Route four tuples through every grouping, so that numba's compiled loops are loaded (from
+    its disk cache) before the fork: the first compiled loop a process calls costs about 0.3 s of
+    CPU (numba's dispatcher and LLVM set up), the others a few ms. An error here is left to the
+    worker that routes for real (it raises it in its task)."""
+    import numpy as np
+
+    from groupings import GROUPINGS, create_grouping
+
+    keys, now = np.array(["a", "b", "c", "a"], dtype=object), np.arange(4, dtype=np.int64)
+    for name in GROUPINGS:
+        try:
+            create_grouping(name, 2, start_ms=0).route(keys, now)
+        except Exception:  # noqa: BLE001 - see the docstring
+            pass
 
 
 def main() -> None:

@@ -39,7 +39,7 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
     - Adaptive execution off: it may coalesce the worker stage's partitions and break
       "worker w is exactly one task".
     - PySpark's worker daemon replaced by `bench.topology.daemon`, which imports the workers'
-      libraries before it forks them (about 1.2 s of CPU saved per new worker: see that module).
+      libraries before it forks them (about 1.1 s of CPU saved per new worker: see that module).
     - Arrow batches to Python workers bounded by their row count only
       (`spark.sql.execution.arrow.maxRecordsPerBatch`, 10,000): with a byte bound (Spark's default,
       `maxBytesPerBatch`), the JVM recomputes the size of the Arrow batch after every row it writes.

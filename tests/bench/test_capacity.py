@@ -23,6 +23,13 @@ def test_a_topology_that_keeps_up_has_a_flat_lag_and_one_that_does_not_a_growing
     assert lag_slope(t[:2], t[:2]) is None
 
 
+def test_batches_after_the_input_ended_do_not_hide_a_growing_lag():
+    # 10 s of input at 100 rec/s read at 60 rec/s, then drained in two big batches after the input's end.
+    t, lag = lag_series(batches([60] * 10 + [300, 100]), first_ts_ms=0, rate=100, total=1000)
+    assert t.tolist() == [float(s) for s in range(1, 11)]
+    assert lag_slope(t, lag) == pytest.approx(40.0)
+
+
 def test_step_decision_names_the_threshold_that_failed():
     th = Thresholds(max_p99_ms=1000, max_lag_growth=0.05)
     assert step_holds(20.0, 1.0, 500, th) == (True, "holds")
