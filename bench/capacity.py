@@ -34,8 +34,13 @@ cores a batch takes 2-3 s even with a few hundred records (five stages of ten ta
 Python; 2026-11-25), so a step that keeps up has a p99 of about two batches, 4-6 s. 10 s leaves
 room for one slow batch; a step at twice the capacity builds a backlog whose p99 passes 20 s
 within its 20 s of input. A 1 s bound (an in-memory record-at-a-time engine's) fails every step."""
-MAX_LAG_GROWTH = 0.05
-"""Default bound on the consumer lag's growth, records/s per record/s of input rate."""
+MAX_LAG_GROWTH = 0.10
+"""Default bound on the consumer lag's growth, records/s per record/s of input rate. A micro-batch
+reads everything produced before it starts, so the lag at a batch's end is the input of one batch
+cycle, and it follows the cycle's jitter: over the 15 s after a step's warm-up, steps far below
+capacity showed slopes of 5-6 % of the rate (KEY at 500 rec/s: 24 rec/s; PARTIAL_KEY at 250 rec/s:
+16 rec/s, both with p99 4.4-6.1 s; 2026-11-25). 10 % flags a topology that reads a tenth less than
+it is sent; a smaller shortfall shows as a p99 that grows over the step."""
 CAPACITY_STEP = "capacity_step"
 """InfluxDB measurement of the steps (`step_point`)."""
 
