@@ -29,7 +29,7 @@ def _common(p) -> None:
                    help="replay rate, records/s (default 500; 0 = as fast as possible). With the default Kafka clock "
                         "the rate sets the time span the groupings see")
     p.add_argument("--limit", type=int, default=30000,
-                   help="replay only the first N records (default 30000, about 2 minutes end to end; 0 = all)")
+                   help="replay only the first N records (default 30000, about 3 minutes end to end with the warm-up; 0 = all)")
     p.add_argument("--topic", help="input topic (default: derived from dataset, limit, rate, partitions)")
     p.add_argument("--no-replay", action="store_true", help="consume an existing topic; fail if it is missing")
     p.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
