@@ -206,7 +206,10 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
 def record_input(prepared: list[Prepared], log=print) -> None:
     """Unpaced runs read a recorded topic: replay each missing topic of `prepared` once, as fast as
     possible and before any run starts, then mark every run as reading it (no run competes with
-    the replay, and every grouping reads the very same records)."""
+    the replay, and every grouping reads the very same records). The producer's client logs go to
+    the first reading run's `logs/driver.log` (`bench.logs.RunLogs`), as during a run: a broker
+    that has just started makes librdkafka warn ("Coordinator load in progress: retrying")."""
+    from bench.logs import RunLogs
     from producers import replay
 
     done: set[str] = set()
@@ -214,8 +217,9 @@ def record_input(prepared: list[Prepared], log=print) -> None:
         topic = p.config.topic
         if not p.topic_exists and topic not in done:
             log(f"recording {p.dataset.name} (limit {p.options.limit}) into {topic} before the runs ...")
-            summary = replay(p.dataset, topic, p.config.bootstrap_servers, partitions=p.options.partitions,
-                             rate=None, limit=p.options.limit, progress=p.options.progress, resume=True)
+            with RunLogs(p.config.results_dir / "logs", p.config.bootstrap_servers, log):
+                summary = replay(p.dataset, topic, p.config.bootstrap_servers, partitions=p.options.partitions,
+                                 rate=None, limit=p.options.limit, progress=p.options.progress, resume=True)
             if not summary.ok:
                 raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
             done.add(topic)

@@ -31,3 +31,27 @@ def test_client_noise_goes_to_the_file_and_an_outage_is_two_lines(tmp_path, caps
     captured = capsys.readouterr()
     assert "Connection refused" not in captured.out + captured.err
     assert outage not in KAFKA_LOGGER.handlers  # removed after the run
+
+
+def test_recording_the_input_keeps_the_producers_client_lines_off_the_console(tmp_path, monkeypatch, capsys):
+    """run-all's recorded topic and the warm-up's are replayed before any run opens its logs: the
+    producer's librdkafka lines (a just-started broker: "Coordinator load in progress") go to the
+    first reading run's driver.log all the same."""
+    from types import SimpleNamespace
+
+    import producers
+    from bench.run import record_input
+
+    def replay(dataset, topic, *args, **kwargs):
+        logging.getLogger("producers").warning("GETPID [bench-producer#producer-7] [thrd:main]: Failed to acquire "
+                                               "idempotence PID from broker: Coordinator load in progress: retrying")
+        return SimpleNamespace(ok=True, errors=[])
+
+    monkeypatch.setattr(producers, "replay", replay)
+    run = SimpleNamespace(topic_exists=False, dataset=SimpleNamespace(name="NYC_FLIGHTS"),
+                          options=SimpleNamespace(limit=10, partitions=1, progress=False),
+                          config=SimpleNamespace(topic="t", results_dir=tmp_path / "run", bootstrap_servers=None))
+    record_input([run], log=lambda *_: None)
+    assert run.topic_exists
+    assert "GETPID" not in "".join(capsys.readouterr())
+    assert "Coordinator load in progress" in (tmp_path / "run" / "logs" / "driver.log").read_text()
