@@ -107,12 +107,27 @@ def capacity_of(steps: list[dict]) -> float | None:
     return best
 
 
-def median_and_spread(values: list[float | None]) -> dict:
-    """Median of the repetitions' capacities (a repetition with none counts as 0) and their min/max."""
+def ladder_saturated(steps: list[dict]) -> bool:
+    """Whether a ladder found the capacity: some step did not hold. When every step held, the
+    capacity is only a lower bound (the ladder's top rate); more `--rates` would find it."""
+    return any(not s["holds"] for s in steps)
+
+
+def median_and_spread(values: list[float | None], lower_bounds: list[bool] | None = None) -> dict:
+    """Median of the repetitions' capacities (a repetition with none counts as 0) and their min/max.
+
+    `lower_bounds[i]` marks a value that is only a lower bound (a ladder on which every step held).
+    `at_least` is True when the median rests on such a value (a middle value of the sorted list is a
+    lower bound, lower bounds sorting after equal exact values): the true median may be higher."""
     got = [0.0 if v is None else float(v) for v in values]
+    bounds = list(lower_bounds) if lower_bounds is not None else [False] * len(got)
     if not got:
-        return {"median": None, "min": None, "max": None, "values": []}
-    return {"median": statistics.median(got), "min": min(got), "max": max(got), "values": got}
+        return {"median": None, "min": None, "max": None, "values": [], "lower_bounds": [], "at_least": False}
+    ordered = sorted(zip(got, bounds))
+    n = len(ordered)
+    middle = {n // 2} if n % 2 else {n // 2 - 1, n // 2}
+    return {"median": statistics.median(got), "min": min(got), "max": max(got), "values": got,
+            "lower_bounds": bounds, "at_least": any(ordered[i][1] for i in middle)}
 
 
 def hot_worker_bound(hottest_share: float, cost_ms: float) -> float | None:
@@ -239,7 +254,7 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
                 for rep in range(options.repeat):
                     steps = run_ladder(options, grouping, cost_ms, rep, spark, log)
                     ladders.append({"grouping": grouping, "cost_ms": cost_ms, "rep": rep, "steps": steps,
-                                    "capacity": capacity_of(steps)})
+                                    "capacity": capacity_of(steps), "saturated": ladder_saturated(steps)})
     finally:
         spark.stop()
     return {"options": {**asdict(options), "results_dir": str(options.results_dir)},
@@ -247,14 +262,16 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
 
 
 def summarize(ladders: list[dict]) -> list[dict]:
-    """One row per (grouping, cost): median capacity over repetitions, spread, and the hot-worker bound."""
+    """One row per (grouping, cost): median capacity over repetitions, spread (`median_and_spread`,
+    with the ladders on which every step held marked as lower bounds), and the hot-worker bound."""
     rows = []
     keys = sorted({(lad["grouping"], lad["cost_ms"]) for lad in ladders}, key=lambda k: (k[1], k[0]))
     for grouping, cost in keys:
         mine = [lad for lad in ladders if lad["grouping"] == grouping and lad["cost_ms"] == cost]
         shares = [s["hottest_share"] for lad in mine for s in lad["steps"] if s.get("hottest_share")]
         share = statistics.median(shares) if shares else None
-        rows.append({"grouping": grouping, "cost_ms": cost, **median_and_spread([lad["capacity"] for lad in mine]),
+        spread = median_and_spread([lad["capacity"] for lad in mine], [not ladder_saturated(lad["steps"]) for lad in mine])
+        rows.append({"grouping": grouping, "cost_ms": cost, **spread,
                      "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost)})
     return rows
 
@@ -262,13 +279,20 @@ def summarize(ladders: list[dict]) -> list[dict]:
 def format_capacity_table(rows: list[dict]) -> str:
     head = ["GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
             "HOTTEST WORKER", "BOUND 1000/(share*cost)"]
-    body = [[r["grouping"], f"{r['cost_ms']:g}", "-" if r["median"] is None else f"{r['median']:g}",
-             "-" if r["min"] is None else f"{r['min']:g}-{r['max']:g}", ",".join(f"{v:g}" for v in r["values"]),
+    def at_least(bound: bool) -> str:
+        return ">=" if bound else ""
+
+    body = [[r["grouping"], f"{r['cost_ms']:g}",
+             "-" if r["median"] is None else f"{at_least(r['at_least'])}{r['median']:g}",
+             "-" if r["min"] is None else f"{r['min']:g}-{r['max']:g}",
+             ",".join(f"{at_least(b)}{v:g}" for v, b in zip(r["values"], r["lower_bounds"])),
              "-" if r["hottest_share"] is None else f"{100 * r['hottest_share']:.1f} %",
              "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}"] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    if any(any(r["lower_bounds"]) for r in rows):
+        lines.append(">= : every step of the ladder held, so the capacity is at least its top rate (raise --rates)")
     return "\n".join(lines)
 
 

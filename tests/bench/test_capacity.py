@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.capacity import (CAPACITY_STEP, Thresholds, capacity_of, hot_worker_bound, lag_series, lag_slope,
-                            median_and_spread, step_holds, step_point)
+from bench.capacity import (CAPACITY_STEP, Thresholds, capacity_of, format_capacity_table, hot_worker_bound,
+                            ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds, step_point,
+                            summarize)
 
 
 def batches(records_per_batch: list[int], batch_s: float = 1.0) -> list[dict]:
@@ -45,7 +46,8 @@ def test_capacity_is_the_last_rate_before_the_first_failure_and_reps_give_median
     assert capacity_of(steps) == 500
     assert capacity_of([{"rate": 250, "holds": False}]) is None
     assert median_and_spread([500, 1000, None]) == {"median": 500.0, "min": 0.0, "max": 1000.0,
-                                                    "values": [500.0, 1000.0, 0.0]}
+                                                    "values": [500.0, 1000.0, 0.0],
+                                                    "lower_bounds": [False, False, False], "at_least": False}
 
 
 def test_hot_worker_bound_of_key_on_an_80_percent_key():
@@ -67,3 +69,18 @@ def test_a_step_point_has_the_same_field_types_whatever_the_values():
               "lag_slope": None, "max_lag": float("nan")}
     _, _, fields, _ = step_point(failed, "KEY", 0.5, 2, "COUNTRY_SKEW_R80", "capacity-x")
     assert fields == {"rate": 500.0, "hottest_share": 0.8, "held": False, "why": "no processing latency measured"}
+
+
+def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
+    held = [{"rate": 250, "holds": True}, {"rate": 500, "holds": True}]
+    failed = [{"rate": 250, "holds": True}, {"rate": 500, "holds": False}]
+    assert not ladder_saturated(held) and ladder_saturated(failed)
+    # the median rests on an exact value: 250, 250, >=500
+    assert median_and_spread([250, 250, 500], [False, False, True])["at_least"] is False
+    # the median is itself a lower bound: 250, >=500, >=500
+    assert median_and_spread([250, 500, 500], [False, True, True])["at_least"] is True
+    rows = summarize([{"grouping": "KEY", "cost_ms": 0.0, "rep": r, "capacity": capacity_of(s), "steps": s}
+                      for r, s in enumerate([held, held, failed])])
+    assert rows[0]["median"] == 500 and rows[0]["at_least"] and rows[0]["lower_bounds"] == [True, True, False]
+    table = format_capacity_table(rows)
+    assert ">=500" in table and ">=500,>=500,250" in table and "raise --rates" in table
