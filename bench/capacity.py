@@ -138,13 +138,33 @@ def hot_worker_bound(hottest_share: float, cost_ms: float) -> float | None:
     return 1000.0 / (hottest_share * cost_ms)
 
 
+def default_rates(cost_ms: float, workers: int) -> list[float]:
+    """The ladder of input rates (records/s, doubling) when none is given.
+
+    cost > 0: from 250 up to the first rate at or above twice 1000 * W / cost, the rate at which
+    even a perfectly balanced grouping's workers are saturated (20,000 at W = 10 and 1 ms); the
+    ladder stops at the first step that fails long before that.
+    cost 0: the workers cost nothing, so the pipeline is the limit: from 4,000 up to 128,000,
+    above the cost-0 rate `make perf` measures for the whole topology on a recorded topic
+    (about 115,000 records/s with 200,000-record batches on two cores, docs/topology.md)."""
+    if cost_ms > 0:
+        start, top = 250.0, 2 * 1000.0 * workers / cost_ms
+    else:
+        start, top = 4000.0, 128_000.0
+    rates = [start]
+    while rates[-1] < top:
+        rates.append(rates[-1] * 2)
+    return rates
+
+
 # -- driving real runs ------------------------------------------------------------------------------
 
 @dataclass
 class CapacityOptions:
     groupings: list[str]
     costs_ms: list[float]
-    rates: list[float]
+    rates: list[float] | None
+    """The ladder for every cost; None: `default_rates` of each cost."""
     dataset: str = "COUNTRY_SKEW_R80"
     step_s: float = 20.0
     repeat: int = 3
@@ -153,6 +173,9 @@ class CapacityOptions:
     warmup_s: float = 5.0
     experiment_id: str = "capacity"
     results_dir: Path | None = None
+
+    def rates_for(self, cost_ms: float) -> list[float]:
+        return list(self.rates) if self.rates else default_rates(cost_ms, self.workers)
 
 
 def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresholds) -> dict:
@@ -207,7 +230,7 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
     from bench.run import RunOptions, prepare, run_stream
 
     steps = []
-    for rate in options.rates:
+    for rate in options.rates_for(cost_ms):
         run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-k{rep}".replace(".", "_")
         run_options = RunOptions(
             grouping=grouping, dataset=options.dataset, workers=options.workers, cost_ms=cost_ms, rate=rate,
