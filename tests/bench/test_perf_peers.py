@@ -45,3 +45,18 @@ def test_peer_output_is_read_from_its_last_result_line():
     assert parse_peer_output(out + "\n") == {"ok": True, "steady_rate": 5.0}
     with pytest.raises(ValueError, match="no STORM_PEER_RESULT"):
         parse_peer_output("Exception in thread main\n")
+
+
+def test_runner_runs_the_peers_section_after_the_named_ones(monkeypatch, capsys):
+    from bench.perf import __main__ as runner
+    from bench.perf import peers, pipeline
+
+    calls = []
+    monkeypatch.setattr(pipeline, "_ensure_topic", lambda *a: calls.append(("topic", a[1], a[2])))
+    monkeypatch.setattr(peers, "compare", lambda bootstrap, topic, records, batch: [_cmp()])
+    monkeypatch.setattr(runner, "SECTIONS", ())  # no other section: only what --peers adds
+    assert runner.main(["--peers", "storm", "--no-save"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [("topic", "perf.country_skew_r80.n2000000.p10", 2_000_000)]
+    assert "== peers ==" in out
+    assert any(line.split() == ["KEY", "100,000", "400,000", "0.250", "0.312", "yes"] for line in out.splitlines())
