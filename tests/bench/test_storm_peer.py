@@ -37,6 +37,7 @@ def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors():
 
 
 @needs_jvm
+@pytest.mark.integration
 @pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])
 def test_storm_peer_processes_every_record_with_the_simulators_loads(stack, grouping):
     from bench.perf.pipeline import _ensure_topic
