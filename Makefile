@@ -36,7 +36,7 @@ help:
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/chaos.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
-	@echo "make perf                         benchmarks: routing, producer, pipeline, simulator"
+	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, simulator [, harness/Storm per grouping]"
 	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
 	@echo "make compare [RUNS=...]           figures + table comparing runs (default: latest run per grouping)"
 	@echo "make report [RUN=...]             a self-contained HTML report of one run or a comparison"
@@ -86,8 +86,10 @@ capacity: up
 	  $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(RATES),--rates $(RATES)) \
 	  $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
 
+# PEERS=storm: also the harness against the Storm peer, per grouping, on the same topic (docs/performance.md).
+PEERS ?=
 perf: up
-	$(PY) -m bench.perf
+	$(PY) -m bench.perf $(if $(PEERS),--peers $(PEERS))
 
 SPEED      ?=
 PARTITIONS ?=

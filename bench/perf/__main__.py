@@ -1,8 +1,9 @@
-"""Runner of `make perf`: `python -m bench.perf [--only NAME ...] [--no-save]`.
+"""Runner of `make perf`: `python -m bench.perf [--only NAME ...] [--peers storm] [--no-save]`.
 
-Runs every section listed in `SECTIONS` (see `bench.perf` for the contract),
-prints each section's table and writes all rows with the machine's description to
-`results/perf/<UTC timestamp>.json`.
+Runs every section listed in `SECTIONS` (see `bench.perf` for the contract), then, with
+`--peers storm` (`make perf PEERS=storm`), the `peers` section (`bench.perf.peers`: the harness
+against a Storm peer, per grouping, on the pipeline section's topic); prints each section's table
+and writes all rows with the machine's description to `results/perf/<UTC timestamp>.json`.
 """
 
 from __future__ import annotations
@@ -25,6 +26,10 @@ from bench.perf._harness import Row, print_table
 
 SECTIONS = ("routing", "producer", "pipeline", "simulator")
 """Section modules `bench.perf.<name>`, in run order; missing ones are skipped."""
+
+PEER_SECTION = "peers"
+"""Run after the others when `--peers` names a peer (or alone with `--only peers`); not by default:
+it needs Java and Maven and adds about 6 minutes."""
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -58,8 +63,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.perf", description=__doc__.split("\n")[0]
     )
-    parser.add_argument("--only", action="append", choices=SECTIONS, metavar="NAME",
-                        help=f"run only this section (repeatable): {', '.join(SECTIONS)}")
+    from bench.perf.peers import PEERS
+
+    parser.add_argument("--only", action="append", choices=(*SECTIONS, PEER_SECTION), metavar="NAME",
+                        help=f"run only this section (repeatable): {', '.join((*SECTIONS, PEER_SECTION))}")
+    parser.add_argument("--peers", choices=PEERS, metavar="PEER",
+                        help="also compare the harness with this peer system on the same topic, per grouping "
+                             f"(section '{PEER_SECTION}'): {', '.join(PEERS)}")
     parser.add_argument("--no-save", action="store_true", help="do not write results/perf/*.json")
     parser.add_argument("--output-dir", type=Path, default=REPO_ROOT / "results" / "perf")
     args = parser.parse_args(argv)
@@ -67,7 +77,10 @@ def main(argv: list[str] | None = None) -> int:
     started = dt.datetime.now(dt.UTC)
     rows: list[Row] = []
     ran: list[str] = []
-    for name in args.only or SECTIONS:
+    sections = list(args.only or SECTIONS)
+    if args.peers and PEER_SECTION not in sections:
+        sections.append(PEER_SECTION)
+    for name in sections:
         module = importlib.import_module(f"bench.perf.{name}")
         section_started = time.monotonic()
         section_rows = module.run()

@@ -1,0 +1,55 @@
+package bench.peers.storm.topology;
+
+import bench.peers.storm.groupings.Groupings;
+import bench.peers.storm.groupings.ReferenceGrouping;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import org.apache.storm.generated.GlobalStreamId;
+import org.apache.storm.grouping.CustomStreamGrouping;
+import org.apache.storm.task.WorkerTopologyContext;
+
+/**
+ * Splitter → worker bolts: one of the reference groupings as a Storm {@link CustomStreamGrouping}.
+ * Storm deserialises one copy per splitter task, so each splitter owns one grouping instance (Q18).
+ * Worker index i is the i-th smallest target task id (the reference's convention, §Conventions).
+ *
+ * <p>Clock: the tuple's Kafka timestamp (field 2, ms), like the harness's grouping stage; the
+ * instance is created on its first tuple with {@code start_ms} = that timestamp, as the harness and
+ * {@code bench simulate} do. The reference read the wall clock.
+ */
+public final class ReferenceStreamGrouping implements CustomStreamGrouping {
+    private static final long serialVersionUID = 1L;
+    /** Fields of the splitter's output stream: key (String), count (Long), ts (Long, Kafka timestamp ms). */
+    static final int KEY = 0;
+    static final int TS = 2;
+
+    private final String grouping;
+    private transient List<List<Integer>> targets;
+    private transient ReferenceGrouping instance;
+
+    public ReferenceStreamGrouping(String grouping) {
+        Groupings.create(grouping, 1, 0); // refuse an unknown name when the topology is built
+        this.grouping = grouping;
+    }
+
+    @Override
+    public void prepare(WorkerTopologyContext context, GlobalStreamId stream, List<Integer> targetTasks) {
+        List<Integer> sorted = new ArrayList<>(targetTasks);
+        Collections.sort(sorted);
+        targets = new ArrayList<>(sorted.size());
+        for (Integer task : sorted) {
+            targets.add(Collections.singletonList(task)); // one immutable list per worker: no allocation per tuple
+        }
+    }
+
+    @Override
+    public List<Integer> chooseTasks(int taskId, List<Object> values) {
+        String key = (String) values.get(KEY);
+        long now = (Long) values.get(TS);
+        if (instance == null) {
+            instance = Groupings.create(grouping, targets.size(), now);
+        }
+        return targets.get(instance.choose(key, now));
+    }
+}

@@ -1,0 +1,95 @@
+package bench.peers.storm.topology;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import org.apache.storm.Config;
+import org.apache.storm.Constants;
+import org.apache.storm.task.OutputCollector;
+import org.apache.storm.task.TopologyContext;
+import org.apache.storm.topology.OutputFieldsDeclarer;
+import org.apache.storm.topology.base.BaseRichBolt;
+import org.apache.storm.tuple.Fields;
+import org.apache.storm.tuple.Tuple;
+import org.apache.storm.tuple.Values;
+
+/**
+ * Storm's WorkerBolt (reference §9): per tuple, the simulated cost, then {@code key -> sum} in a
+ * tumbling window that a tick tuple closes every {@code windowSeconds} (reference: 15 s), emitting
+ * one {@code (worker, key, sum)} per key to the aggregator.
+ *
+ * <p>Cost, as the harness's worker ({@code bench/topology/worker.py} {@code sleeps_for}) and the
+ * reference's speed rule: {@code k += 1; if k >= every: sleep costMs, k = 0}; {@code costMs = 0}
+ * sleeps never. The worker index is the task's index among the worker bolt's tasks (sorted task
+ * ids), the index the grouping chose.
+ */
+public final class WorkerBolt extends BaseRichBolt {
+    private static final long serialVersionUID = 1L;
+
+    private final double costMs;
+    private final int every;
+    private final int windowSeconds;
+    private transient OutputCollector collector;
+    private transient int index;
+    private transient int sinceSleep;
+    private transient HashMap<String, long[]> window;
+
+    public WorkerBolt(double costMs, int every, int windowSeconds) {
+        this.costMs = costMs;
+        this.every = Math.max(1, every);
+        this.windowSeconds = windowSeconds;
+    }
+
+    @Override
+    public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
+        this.collector = collector;
+        this.index = context.getThisTaskIndex();
+        this.window = new HashMap<>();
+    }
+
+    @Override
+    public void execute(Tuple input) {
+        if (Constants.SYSTEM_COMPONENT_ID.equals(input.getSourceComponent())
+                && Constants.SYSTEM_TICK_STREAM_ID.equals(input.getSourceStreamId())) {
+            closeWindow();
+            return;
+        }
+        if (costMs > 0 && ++sinceSleep >= every) {
+            sinceSleep = 0;
+            sleep(costMs);
+        }
+        String key = input.getString(0);
+        long count = input.getLong(1);
+        window.computeIfAbsent(key, k -> new long[1])[0] += count;
+        PeerProgress.tupleProcessed(index);
+    }
+
+    private void closeWindow() {
+        for (Map.Entry<String, long[]> e : window.entrySet()) {
+            collector.emit(new Values(index, e.getKey(), e.getValue()[0]));
+        }
+        PeerProgress.WINDOW_EMITS.add(window.size());
+        window.clear();
+    }
+
+    private static void sleep(double ms) {
+        long nanos = (long) (ms * 1_000_000);
+        try {
+            TimeUnit.NANOSECONDS.sleep(nanos);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    @Override
+    public Map<String, Object> getComponentConfiguration() {
+        Map<String, Object> conf = new HashMap<>();
+        conf.put(Config.TOPOLOGY_TICK_TUPLE_FREQ_SECS, windowSeconds);
+        return conf;
+    }
+
+    @Override
+    public void declareOutputFields(OutputFieldsDeclarer declarer) {
+        declarer.declare(new Fields("worker", "key", "sum"));
+    }
+}

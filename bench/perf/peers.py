@@ -1,0 +1,233 @@
+"""Perf section "peers": the harness against a Storm peer running the same topology on the same topic.
+
+`python -m bench.perf --peers storm` (`make perf PEERS=storm`) adds this section after the others.
+Needs the local stack, Java 17 and Maven (it builds `bench/peers/storm` on first use; Maven resolves
+Apache Storm 2.8.3 from Maven Central). Everything runs at cost 0, W = S = P = 10, over the
+pipeline section's 2,000,000-record COUNTRY_SKEW_R80 topic (`bench.perf.pipeline`), in this order:
+
+1. one count-only Spark query in a fresh process (`pipeline._count_only_in_fresh_process`): the
+   harness's ceiling on this machine, as in the pipeline section;
+2. for each of SHUFFLE, KEY, PARTIAL_KEY, DYNAMIC_KEY: one harness run (`pipeline._bench_run`,
+   `local[*]`, batches of 200,000, A = 1), its steady rate (`pipeline.steady_rate`: the records of
+   every batch after the first over the time from the end of the first batch to the end of the last
+   one with input), then right after it one Storm peer run of the same grouping on the same topic.
+
+The Storm peer's rate (`bench/peers/storm`, `StormPeer`): tuples processed by the worker bolts
+after the first WARM_UP_FRACTION of them, over the time from the tuple that completes that fraction
+to the last tuple (one tuple per COUNTRY record, so tuples/s = records/s). 10 % is the share of the
+harness's first batch (200,000 of 2,000,000), which the harness leaves out the same way. The peer
+fails unless every record was read, every tuple processed and aggregated.
+
+Loads: the peer feeds splitter p mod S from partition p, as the harness does, and each splitter
+owns one grouping instance on the Kafka-timestamp clock, so for every grouping the per-worker tuple
+counts must equal the harness run's (`summary.json` exact worker loads), which equal `bench
+simulate --topic`'s. The table says whether they do.
+
+Not comparable (docs/performance.md): Storm runs no checkpoint, no exactly-once sink, no observer,
+no dead-letter topic, and acks nothing; a harness figure is one run on a shared machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import subprocess
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.perf._harness import Row
+
+SECTION = "peers"
+PEERS = ("storm",)
+"""Peers `--peers` accepts."""
+
+GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
+"""The reference groupings, the ones the Storm peer ports."""
+
+STORM_DIR = Path(__file__).resolve().parents[1] / "peers" / "storm"
+"""The Storm peer's Maven project."""
+
+WARM_UP_FRACTION = 0.1
+"""Share of the tuples the Storm peer's rate leaves out: the harness's first batch (200,000 of 2M)."""
+
+RESULT_PREFIX = "STORM_PEER_RESULT "
+"""Start of the peer's last stdout line, followed by its JSON result."""
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """One grouping measured on both systems, same topic, same settings.
+
+    Attributes: grouping; harness_rate: records/s of the harness run (steady batches); storm_rate:
+        records/s of the Storm peer (after its warm-up fraction); count_only_rate: records/s of the
+        count-only Spark query of the same section; loads_equal: the peer's per-worker tuple counts
+        equal the harness run's (None when either is missing); note: free text.
+    """
+
+    grouping: str
+    harness_rate: float
+    storm_rate: float
+    count_only_rate: float
+    loads_equal: bool | None = None
+    note: str = ""
+
+    @property
+    def harness_over_storm(self) -> float:
+        """harness records/s / Storm records/s; below 1 when Storm is faster."""
+        return self.harness_rate / self.storm_rate
+
+    @property
+    def harness_over_count_only(self) -> float:
+        """harness records/s / count-only records/s, the pipeline section's ratio."""
+        return self.harness_rate / self.count_only_rate
+
+
+def comparison_rows(comparisons: Sequence[Comparison]) -> list[Row]:
+    """The comparisons as perf rows (for results/perf/*.json): per grouping, a Storm row (its rate)
+    and a harness row whose baseline is Storm's rate, so that its ratio is harness / Storm."""
+    rows: list[Row] = []
+    for c in comparisons:
+        loads = {True: "equal to the harness's", False: "DIFFER from the harness's", None: "not compared"}[c.loads_equal]
+        rows.append(Row.measured(SECTION, f"Storm peer {c.grouping}, cost 0", c.storm_rate, "records/s",
+                                 note=f"per-worker loads {loads}"))
+        rows.append(Row.measured(SECTION, f"harness {c.grouping}, cost 0 (against Storm)", c.harness_rate, "records/s",
+                                 c.storm_rate,
+                                 note=f"harness/count-only {c.harness_over_count_only:.3f}"
+                                      + (f"; {c.note}" if c.note else "")))
+    return rows
+
+
+def format_comparison(comparisons: Sequence[Comparison]) -> str:
+    """One line per grouping: harness rec/s, Storm rec/s, harness/Storm, harness/count-only, loads.
+
+    Rates are rounded to whole records/s, ratios to 3 decimals; the count-only rate heads the table.
+    """
+    if not comparisons:
+        return "(no comparison)"
+    header = ("grouping", "harness rec/s", "Storm rec/s", "harness/Storm", "harness/count-only", "loads equal")
+    lines = [
+        (c.grouping, f"{c.harness_rate:,.0f}", f"{c.storm_rate:,.0f}", f"{c.harness_over_storm:.3f}",
+         f"{c.harness_over_count_only:.3f}", {True: "yes", False: "NO", None: "-"}[c.loads_equal])
+        for c in comparisons
+    ]
+    widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
+    fmt = "  ".join(f"{{:<{w}}}" for w in widths)
+    counts = sorted({c.count_only_rate for c in comparisons})
+    out = [f"count-only Spark query: {', '.join(f'{r:,.0f}' for r in counts)} records/s",
+           fmt.format(*header), fmt.format(*("-" * w for w in widths))]
+    out += [fmt.format(*line) for line in lines]
+    return "\n".join(line.rstrip() for line in out)
+
+
+def parse_peer_output(stdout: str) -> dict:
+    """The JSON result of the peer's `STORM_PEER_RESULT {...}` line (the last one).
+
+    Raises: ValueError when the output has no such line.
+    """
+    for line in reversed(stdout.splitlines()):
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX):])
+    raise ValueError("the Storm peer printed no STORM_PEER_RESULT line")
+
+
+# -- the Storm peer: build and run -----------------------------------------------------------------
+def _source_digest(project: Path) -> str:
+    digest = hashlib.sha256()
+    for path in sorted([project / "pom.xml", *(project / "src" / "main").rglob("*")]):
+        if path.is_file():
+            digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
+
+
+def build_storm_peer(project: Path = STORM_DIR, quiet: bool = False) -> list[Path]:
+    """Build the peer (`mvn -q -B package -DskipTests`) unless its sources are unchanged since the
+    last build, and return its classpath: `target/storm-peer.jar` and `target/lib/*.jar`.
+
+    Raises: ToolMissing (java/mvn), RuntimeError with Maven's error lines when the build fails.
+    """
+    from bench.stack import tools
+
+    tools.require(tools.JAVA)
+    tools.require(tools.MAVEN)
+    target = project / "target"
+    stamp = target / ".built"
+    digest = _source_digest(project)
+    jar = target / "storm-peer.jar"
+    if not (stamp.is_file() and stamp.read_text().strip() == digest and jar.is_file()):
+        if not quiet:
+            print(f"building the Storm peer ({project}) with Maven ...", flush=True)
+        proc = subprocess.run(["mvn", "-q", "-B", "-f", str(project / "pom.xml"), "package", "-DskipTests"],
+                              capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line][:5]
+            raise RuntimeError("mvn could not build the Storm peer:\n" + "\n".join(errors))
+        stamp.write_text(digest + "\n")
+    return [jar, *sorted((target / "lib").glob("*.jar"))]
+
+
+def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,
+                   warm_up_fraction: float = WARM_UP_FRACTION, extra: Sequence[str] = (),
+                   timeout_s: float = 900.0) -> dict:
+    """One Storm peer run (a fresh JVM with a LocalCluster) over `topic` from its start.
+
+    Returns: the peer's JSON result (`steady_rate`, `worker_loads`, counts, `settings` ...).
+    Raises: RuntimeError when the peer fails (a count does not match, no progress, or a crash),
+        with its last output lines.
+    """
+    classpath = ":".join(str(p) for p in build_storm_peer(quiet=True))
+    cmd = ["java", "-cp", classpath, "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
+           "--topic", topic, "--records", str(records), "--grouping", grouping, "--cost-ms", str(cost_ms),
+           "--warm-up-fraction", str(warm_up_fraction), *extra]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    try:
+        result = parse_peer_output(proc.stdout)
+    except ValueError:
+        result = None
+    if proc.returncode != 0 or result is None or not result.get("ok"):
+        raise RuntimeError(f"Storm peer {grouping} failed (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n"
+                           f"{proc.stderr[-1500:]}")
+    return result
+
+
+# -- the section -----------------------------------------------------------------------------------
+def compare(bootstrap: str, topic: str, records: int, batch: int, groupings: Sequence[str] = GROUPINGS,
+            log=print) -> list[Comparison]:
+    """Count-only once, then per grouping a harness run and right after it a Storm peer run, all at
+    cost 0 on `topic` (which must hold `records` records); see the module docstring."""
+    from bench.perf import pipeline
+
+    build_storm_peer()
+    count_only, _ = pipeline._count_only_in_fresh_process(topic, bootstrap, batch)
+    log(f"  count-only: {count_only:,.0f} records/s")
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    out = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for grouping in groupings:
+            summary, batches = pipeline._bench_run(topic, bootstrap, Path(tmp), f"perf-peers-{grouping.lower()}-{stamp}",
+                                                   grouping, master="local[*]", cost_ms=0.0, max_offsets=batch)
+            harness, steady_batches = pipeline.steady_rate(batches)
+            storm = run_storm_peer(bootstrap, topic, records, grouping)
+            harness_loads = (summary.get("exact") or {}).get("worker_loads")
+            equal = None if harness_loads is None else [int(x) for x in harness_loads] == storm["worker_loads"]
+            log(f"  {grouping}: harness {harness:,.0f}, Storm {storm['steady_rate']:,.0f} records/s; "
+                f"Storm loads {storm['worker_loads']}")
+            out.append(Comparison(grouping, harness, float(storm["steady_rate"]), count_only, equal,
+                                  note=f"harness {steady_batches} steady batches, status {summary['status']}; "
+                                       f"Storm {storm['steady_seconds']:.1f} s steady"))
+    return out
+
+
+def run() -> list[Row]:
+    """The section over the pipeline section's 2M-record topic (created if missing)."""
+    from bench.perf import pipeline
+    from bench.stack import StackConfig
+
+    bootstrap = StackConfig.from_env().bootstrap_servers
+    topic = f"perf.{pipeline.DATASET.lower()}.n{pipeline.TOPIC_RECORDS}.p{pipeline.PARTITIONS}"
+    pipeline._ensure_topic(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.TOPIC_RECORDS)
+    comparisons = compare(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.BATCH)
+    print(format_comparison(comparisons))
+    return comparison_rows(comparisons)

@@ -1,0 +1,62 @@
+"""The peers section's arithmetic and output parsing (no Storm, no Spark)."""
+
+import json
+
+import pytest
+
+from bench.perf.peers import Comparison, comparison_rows, format_comparison, parse_peer_output
+
+
+def _cmp(**kw):
+    base = dict(grouping="KEY", harness_rate=100_000.0, storm_rate=400_000.0, count_only_rate=320_000.0,
+                loads_equal=True)
+    return Comparison(**{**base, **kw})
+
+
+def test_ratios_are_harness_over_storm_and_over_count_only():
+    c = _cmp()
+    assert c.harness_over_storm == pytest.approx(0.25)
+    assert c.harness_over_count_only == pytest.approx(0.3125)
+
+
+def test_rows_carry_storm_as_the_harness_baseline():
+    storm_row, harness_row = comparison_rows([_cmp(note="2 steady batches")])
+    assert storm_row.case == "Storm peer KEY, cost 0" and storm_row.rate == 400_000.0 and storm_row.ratio is None
+    assert "equal to the harness's" in storm_row.note
+    assert harness_row.baseline_rate == 400_000.0
+    assert harness_row.ratio == pytest.approx(0.25)
+    assert "harness/count-only 0.312" in harness_row.note and "2 steady batches" in harness_row.note
+
+
+def test_table_has_one_line_per_grouping_with_both_ratios():
+    text = format_comparison([_cmp(), _cmp(grouping="DYNAMIC_KEY", harness_rate=80_000.0, storm_rate=200_000.0,
+                                           loads_equal=False)])
+    lines = text.splitlines()
+    assert lines[0] == "count-only Spark query: 320,000 records/s"
+    assert lines[1].split() == ["grouping", "harness", "rec/s", "Storm", "rec/s", "harness/Storm",
+                                "harness/count-only", "loads", "equal"]
+    assert lines[3].split() == ["KEY", "100,000", "400,000", "0.250", "0.312", "yes"]
+    assert lines[4].split() == ["DYNAMIC_KEY", "80,000", "200,000", "0.400", "0.250", "NO"]
+    assert format_comparison([]) == "(no comparison)"
+
+
+def test_peer_output_is_read_from_its_last_result_line():
+    out = "storm peer KEY ...\nworker loads ...\nSTORM_PEER_RESULT " + json.dumps({"ok": True, "steady_rate": 5.0})
+    assert parse_peer_output(out + "\n") == {"ok": True, "steady_rate": 5.0}
+    with pytest.raises(ValueError, match="no STORM_PEER_RESULT"):
+        parse_peer_output("Exception in thread main\n")
+
+
+def test_runner_runs_the_peers_section_after_the_named_ones(monkeypatch, capsys):
+    from bench.perf import __main__ as runner
+    from bench.perf import peers, pipeline
+
+    calls = []
+    monkeypatch.setattr(pipeline, "_ensure_topic", lambda *a: calls.append(("topic", a[1], a[2])))
+    monkeypatch.setattr(peers, "compare", lambda bootstrap, topic, records, batch: [_cmp()])
+    monkeypatch.setattr(runner, "SECTIONS", ())  # no other section: only what --peers adds
+    assert runner.main(["--peers", "storm", "--no-save"]) == 0
+    out = capsys.readouterr().out
+    assert calls == [("topic", "perf.country_skew_r80.n2000000.p10", 2_000_000)]
+    assert "== peers ==" in out
+    assert any(line.split() == ["KEY", "100,000", "400,000", "0.250", "0.312", "yes"] for line in out.splitlines())

@@ -1,0 +1,62 @@
+"""The Storm peer (`bench/peers/storm`): its Java groupings against the golden vectors (JUnit, run by
+Maven), and one end-to-end run on a small topic whose per-worker loads must equal the simulator's.
+
+Java 17 and Maven are prerequisites of the whole project (the Kafka broker and Spark's jars need
+them); these tests skip only when they are not on PATH, and say so.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from bench.perf.peers import STORM_DIR, run_storm_peer
+
+needs_jvm = pytest.mark.skipif(
+    shutil.which("java") is None or shutil.which("mvn") is None,
+    reason="java and mvn are needed to build and test the Storm peer (README: Prerequisites)",
+)
+
+
+@needs_jvm
+def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors():
+    reports = STORM_DIR / "target" / "surefire-reports"
+    shutil.rmtree(reports, ignore_errors=True)
+    proc = subprocess.run(["mvn", "-q", "-B", "-f", str(STORM_DIR / "pom.xml"), "test"],
+                          capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+    # Maven passes with zero tests too: count what ran.
+    suites = {ET.parse(p).getroot().get("name"): ET.parse(p).getroot() for p in reports.glob("TEST-*.xml")}
+    assert {"bench.peers.storm.groupings.GoldenTest", "bench.peers.storm.groupings.HashingTest"} <= set(suites)
+    ran = sum(int(s.get("tests")) for s in suites.values())
+    failed = sum(int(s.get("failures")) + int(s.get("errors")) + int(s.get("skipped")) for s in suites.values())
+    assert ran >= 50 and failed == 0
+
+
+@needs_jvm
+@pytest.mark.integration
+@pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])
+def test_storm_peer_processes_every_record_with_the_simulators_loads(stack, grouping):
+    from bench.perf.pipeline import _ensure_topic
+    from bench.simulate.engine import figures, route_table
+    from bench.simulate.sources import from_topic
+    from datasets import get_dataset
+
+    records = 20_000
+    topic = f"test.storm-peer.n{records}.p10"
+    _ensure_topic(stack.bootstrap_servers, topic, records, records)
+    # A 1 s window: the aggregator holds every tuple 1-2 s after the last one (15 s is the reference's).
+    result = run_storm_peer(stack.bootstrap_servers, topic, records, grouping, extra=["--window-s", "1"],
+                            timeout_s=300)
+    assert result["ok"] and result["outcome"] == "complete"
+    assert result["records_read"] == result["tuples_processed"] == result["tuples_aggregated"] == records
+    assert result["settings"]["storm_version"].startswith("2.8.")
+    assert result["steady_rate"] > 0
+
+    table, read, _ = from_topic(get_dataset("COUNTRY_SKEW_R80", length=records), topic, stack.bootstrap_servers, 10)
+    assert read == records
+    workers, _ = route_table(table, grouping, 10, 10)
+    assert result["worker_loads"] == [int(x) for x in figures(table, workers, 10).worker_loads]
