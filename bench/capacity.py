@@ -242,7 +242,9 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
         log(f"capacity: {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
         run_stream(prepared, spark=spark, log=lambda *_: None)
         step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
-        log(f"  -> {step['why']} (p99 {step['p99_ms']} ms, lag slope {step['lag_slope']})")
+        p99, slope = step["p99_ms"], step["lag_slope"]
+        log(f"  -> {step['why']} (p99 {'-' if p99 is None else f'{p99:,.0f}'} ms, "
+            f"lag slope {'-' if slope is None else f'{slope:,.1f}'} rec/s)")
         if prepared.influx_url:
             from bench.observer.influx import one_line, write_points
 
