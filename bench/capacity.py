@@ -322,7 +322,9 @@ def format_capacity_table(rows: list[dict]) -> str:
 
 
 def capacity_figure(record: dict):
-    """p99 processing latency against input rate, one line per grouping, one panel per cost."""
+    """p99 processing latency against input rate, one line per grouping (median over the
+    repetitions that ran the step), one panel per cost; under a cost, each grouping's hot-worker
+    bound as a dotted vertical line of its colour."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -340,14 +342,18 @@ def capacity_figure(record: dict):
                             by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
             if by_rate:
                 rates = sorted(by_rate)
-                ax.plot(rates, [statistics.median(by_rate[r]) for r in rates], marker="o", label=grouping)
+                line, = ax.plot(rates, [statistics.median(by_rate[r]) for r in rates], marker="o", label=grouping)
+                bound = next((row["hot_worker_bound"] for row in record["capacity"]
+                              if row["grouping"] == grouping and row["cost_ms"] == cost), None)
+                if bound:
+                    ax.axvline(bound, color=line.get_color(), linestyle=":", linewidth=1)
         ax.axhline(record["options"]["thresholds"]["max_p99_ms"], color="grey", linestyle="--", linewidth=1,
                    label="p99 threshold")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("input rate (records/s)")
         ax.set_ylabel("processing latency p99 (ms)")
-        ax.set_title(f"cost {cost:g} ms per tuple")
+        ax.set_title(f"cost {cost:g} ms per tuple" + (" (dotted: hot-worker bound)" if cost > 0 else ""))
         ax.legend()
     fig.tight_layout()
     return fig

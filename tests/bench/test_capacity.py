@@ -96,3 +96,20 @@ def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
     options = CapacityOptions(groupings=["KEY"], costs_ms=[0.0, 1.0], rates=None)
     assert options.rates_for(0.0) == default_rates(0.0, 10) and options.rates_for(1.0) == ladder
     assert CapacityOptions(groupings=["KEY"], costs_ms=[1.0], rates=[100, 200]).rates_for(0.0) == [100, 200]
+
+
+def test_the_figure_draws_p99_against_rate_per_grouping_with_the_hot_worker_bound():
+    from bench.capacity import capacity_figure
+
+    steps = [{"rate": 250, "holds": True, "p99_ms": 4000.0, "hottest_share": 0.8},
+             {"rate": 500, "holds": True, "p99_ms": 4500.0, "hottest_share": 0.8},
+             {"rate": 1000, "holds": False, "p99_ms": 11000.0, "hottest_share": 0.8}]
+    ladders = [{"grouping": "KEY", "cost_ms": c, "rep": 0, "steps": steps, "capacity": capacity_of(steps)}
+               for c in (0.0, 1.0)]
+    record = {"ladders": ladders, "capacity": summarize(ladders),
+              "options": {"thresholds": {"max_p99_ms": 10_000.0}}}
+    fig = capacity_figure(record)
+    zero, one = fig.axes
+    assert [list(line.get_xdata()) for line in zero.lines][0] == [250, 500, 1000]
+    verticals = [line for line in one.lines if list(line.get_xdata()) == [1250.0, 1250.0]]
+    assert len(verticals) == 1 and not any(list(line.get_xdata()) == [1250.0, 1250.0] for line in zero.lines)
