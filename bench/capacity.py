@@ -144,13 +144,14 @@ def default_rates(cost_ms: float, workers: int) -> list[float]:
     cost > 0: from 250 up to the first rate at or above twice 1000 * W / cost, the rate at which
     even a perfectly balanced grouping's workers are saturated (20,000 at W = 10 and 1 ms); the
     ladder stops at the first step that fails long before that.
-    cost 0: the workers cost nothing, so the pipeline is the limit: from 4,000 up to 128,000,
-    above the cost-0 rate `make perf` measures for the whole topology on a recorded topic
-    (about 115,000 records/s with 200,000-record batches on two cores, docs/topology.md)."""
+    cost 0: the workers cost nothing, so the pipeline is the limit: from 4,000 up to 256,000.
+    A live KEY step at 128,000 rec/s held on two cores (batches of 250,000-500,000 records in
+    3-3.5 s, p99 6.2 s, the producer at 126,000 rec/s; 2026-11-25, docs/topology.md); 256,000 x
+    20 s of input is 5.1M records, within COUNTRY_SKEW_R80's 10M."""
     if cost_ms > 0:
         start, top = 250.0, 2 * 1000.0 * workers / cost_ms
     else:
-        start, top = 4000.0, 128_000.0
+        start, top = 4000.0, 256_000.0
     rates = [start]
     while rates[-1] < top:
         rates.append(rates[-1] * 2)

@@ -26,7 +26,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--cost-ms", default="0,1", help="simulated cost per tuple, ms, comma-separated (default %(default)s)")
     p.add_argument("--rates", help="input rates to step through, records/s, ascending, for every cost (default: "
                                    "doubling from 250 to 2 x 1000 x W / cost for a cost > 0, 20,000 at W = 10 and 1 ms; "
-                                   "from 4,000 to 128,000 at cost 0)")
+                                   "from 4,000 to 256,000 at cost 0)")
     p.add_argument("--dataset", default="COUNTRY_SKEW_R80", help="dataset (default %(default)s)")
     p.add_argument("--step-s", type=float, default=20.0, help="seconds of input per step (default %(default)s)")
     p.add_argument("--repeat", type=int, default=3, help="repetitions of each ladder (default %(default)s)")

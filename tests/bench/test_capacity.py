@@ -92,7 +92,7 @@ def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
     ladder = default_rates(1.0, 10)
     assert ladder[0] == 250 and ladder[-1] >= 20_000 and ladder[-2] < 20_000
     assert all(b == 2 * a for a, b in zip(ladder, ladder[1:]))
-    assert default_rates(0.0, 10) == [4000, 8000, 16000, 32000, 64000, 128000]
+    assert default_rates(0.0, 10) == [4000, 8000, 16000, 32000, 64000, 128000, 256000]
     options = CapacityOptions(groupings=["KEY"], costs_ms=[0.0, 1.0], rates=None)
     assert options.rates_for(0.0) == default_rates(0.0, 10) and options.rates_for(1.0) == ladder
     assert CapacityOptions(groupings=["KEY"], costs_ms=[1.0], rates=[100, 200]).rates_for(0.0) == [100, 200]
