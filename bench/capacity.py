@@ -305,6 +305,7 @@ def summarize(ladders: list[dict]) -> list[dict]:
 def format_capacity_table(rows: list[dict]) -> str:
     head = ["GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
             "HOTTEST WORKER", "BOUND 1000/(share*cost)"]
+
     def at_least(bound: bool) -> str:
         return ">=" if bound else ""
 
