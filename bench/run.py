@@ -481,6 +481,9 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
             if backfilled:
                 log(f"InfluxDB: {backfilled:,} points written again from the run record after failed writes")
         distribution.close()
+        state_record = None
+        if status == "completed":
+            state_record = _write_worker_state(spark, config, record)
         if own_session:
             spark.stop()
 
@@ -489,11 +492,25 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     summary["attempts"] = attempts
     summary["logs"] = logs.summary()
     summary["task_slots"] = slots
+    if state_record is not None:
+        summary["worker_state"] = state_record
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})
     record.write_summary(summary)
     return summary
+
+
+def _write_worker_state(spark, config: TopologyConfig, record: RunRecord) -> dict:
+    """`results/<run_id>/state.parquet`: the workers' per-key state at the last committed batch,
+    read from the checkpoint with Spark's state data source. Returns its size (rows, keys)."""
+    from bench.topology.state_layout import slot_table
+    from bench.topology.worker_state import read_final_state
+
+    slots = slot_table(config.workers, config.aggregators)
+    state = read_final_state(spark, str(config.checkpoint_dir / "main"), {s: w for w, s in enumerate(slots)})
+    record.write_state(state)
+    return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.aggregators}
 
 
 def _previous_attempts(record: RunRecord) -> list[dict]:

@@ -25,7 +25,8 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     tuples = splitter.split(raw, config, splitter_sql)
     routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
                                            config.grouping_clock)
-    partials = worker.work(routed, config.workers, config.cost_ms, config.cost_every, config.worker_window_s)
+    partials = worker.work(routed, config.workers, config.cost_ms, config.cost_every, config.worker_window_s,
+                           config.aggregators)
     return aggregator.aggregate(partials, config.aggregator_window_s)
 
 
