@@ -81,6 +81,10 @@ class RunOptions:
     progress: bool = True
     stop_after_batches: int | None = None
     """Testing and fault drills: stop the query after this many committed data batches."""
+    rescale: str | None = None
+    """A rescale schedule (`60s:12`, groupings.rescaling.schedule), on the Kafka-timestamp clock."""
+    protocol: str = "STOP_THE_WORLD"
+    """The rescale protocol; on Spark only STOP_THE_WORLD so far."""
 
 
 def default_master(workers: int, splitters: int, aggregators: int) -> str:
@@ -191,6 +195,8 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
         results_dir=results_dir, grouping_params=dict(options.grouping_params),
         dataset_params=dict(options.dataset_params), **{knob: getattr(options, knob) for knob in TOPOLOGY_KNOBS},
     )
+    if options.rescale:
+        config = _rescale_config(options, config, topic_exists or bool(options.replay and not options.rate))
     try:
         config.validate()
     except ValueError as e:
@@ -201,6 +207,74 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
                     topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
+
+
+SPARK_PROTOCOLS = ("STOP_THE_WORLD",)
+"""The rescale protocols the Spark topology runs so far (docs/rescaling.md, "On Spark")."""
+
+
+def _rescale_config(options: RunOptions, config: TopologyConfig, topic_complete: bool) -> TopologyConfig:
+    """The config of a rescale run: schedule and protocol checked (the simulator's checks, and the
+    input's event-time span when the topic holds it), max parallelism = the largest worker count of
+    the schedule, the state-transfer channel on, and the switches a resumed run already made."""
+    from bench.rescale.journal import Journal
+    from bench.rescale.plan import routing_at
+    from bench.rescale.stop_the_world import batch_ids, checkpoint_partitions
+    from bench.simulate.rescale import check_rescalable
+    from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
+
+    protocol = options.protocol.strip().upper()
+    try:
+        events = parse_schedule(options.rescale)
+        check_rescalable(config.grouping)
+        if protocol not in PROTOCOLS:
+            raise ValueError(f"unknown protocol {options.protocol!r}; valid: {', '.join(PROTOCOLS)}")
+        if protocol not in SPARK_PROTOCOLS:
+            raise ValueError(f"--protocol {protocol} does not run on Spark yet (only {', '.join(SPARK_PROTOCOLS)}; "
+                             "bench simulate runs every protocol)")
+        span = topic_span_ms(config.bootstrap_servers, config.topic) if topic_complete else None
+        check_schedule(events, span if span is not None else 2**62,
+                       routing_at(config.grouping, config.workers, config.grouping_params, []))
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    sizes, routing = [config.workers], routing_at(config.grouping, config.workers, config.grouping_params, [])
+    for e in events:
+        routing.reschedule(e.target)
+        sizes.append(max(routing.workers) + 1)
+    switches = tuple(Journal(config.results_dir).switches())
+    checkpoint = config.checkpoint_dir / "main"
+    partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
+    return replace(config, max_parallelism=max(sizes), transfers=True, switches=switches,
+                   state_partitions=partitions)
+
+
+def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> tuple[int, int] | None:
+    """(first, last) Kafka timestamp of a topic: the smallest first and the largest last record
+    timestamp over its partitions (producers write each partition in intended-time order), or None
+    for an empty topic."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"span-{topic}", "enable.auto.commit": False})
+    try:
+        parts = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        first, last = [], []
+        for p in parts:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
+            for offset, out in ((low, first), (high - 1, last)):
+                if high <= low:
+                    continue
+                consumer.assign([TopicPartition(topic, p, offset)])
+                msg = consumer.poll(timeout_s)
+                if msg is not None and not msg.error():
+                    out.append(msg.timestamp()[1])
+        return (min(first), max(last)) if first else None
+    finally:
+        consumer.close()
+
+
+def topic_span_ms(bootstrap: str, topic: str) -> int | None:
+    ts = topic_timestamps_ms(bootstrap, topic)
+    return None if ts is None else ts[1] - ts[0]
 
 
 def record_input(prepared: list[Prepared], log=print) -> None:
@@ -369,9 +443,13 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
 
     write_run_json()
 
-    ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
-                                             config.aggregates_topic: 1, config.dlq_topic: 1,
-                                             config.distribution_topic: 1})
+    topics = {config.topic: o.partitions, config.control_topic: 1, config.aggregates_topic: 1,
+              config.dlq_topic: 1, config.distribution_topic: 1}
+    if config.transfers:
+        from bench.topology import state_transfer
+
+        topics[state_transfer.topic(config.run_id)] = 1
+    ensure_topics(config.bootstrap_servers, topics)
     outputs = []
     influx = None
     if prepared.influx_url:
@@ -412,7 +490,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
-    observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags, live_input=live_input,
+    observer = Observer(prepared.run_id, config.worker_space, config.results_dir, tags=tags, live_input=live_input,
                         outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s)
 
     own_session = spark is None
@@ -433,8 +511,26 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     replay_summary = None
     status = "completed"
     error = None
+    rescaler = None
+    if o.rescale:
+        from bench.rescale.journal import Journal
+        from bench.rescale.stop_the_world import StopTheWorld
+        from groupings.rescaling import parse_schedule
+
+        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
+
+    def start_query(cfg, once=False):
+        return job.start(spark, cfg, prepared.splitter_sql, observer, once=once)
+
+    drove = False  # the driver loop returned (no exception on its way out)
     try:
-        topology = job.start(spark, config, prepared.splitter_sql, observer)
+        if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
+            # a driver killed in the middle of a rescale: finish it before the query runs again
+            rescaler.t_first_ms = _first_timestamp(config)
+            topology = rescaler.run_event(spark, None, start_query, observer, log)
+            config = rescaler.config
+        else:
+            topology = start_query(config)
         observer.start(o.observer_tick_s)
         if state is not None and state.state == "mismatch":
             raise RunError(str(state.mismatch_error(config.bootstrap_servers)))
@@ -457,7 +553,12 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage)
+        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
+        while status == "rescale":
+            topology = rescaler.run_event(spark, topology, start_query, observer, log)
+            config = rescaler.config
+            status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
+        drove = True
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -482,7 +583,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
                 log(f"InfluxDB: {backfilled:,} points written again from the run record after failed writes")
         distribution.close()
         state_record = None
-        if status == "completed":
+        if status == "completed" and drove:
             state_record = _write_worker_state(spark, config, record)
         if own_session:
             spark.stop()
@@ -494,11 +595,41 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     summary["task_slots"] = slots
     if state_record is not None:
         summary["worker_state"] = state_record
+    if rescaler is not None:
+        summary["rescale"] = _rescale_summary(rescaler, observer, o)
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})
     record.write_summary(summary)
     return summary
+
+
+def _first_timestamp(config: TopologyConfig) -> int | None:
+    ts = topic_timestamps_ms(config.bootstrap_servers, config.topic)
+    return None if ts is None else ts[0]
+
+
+def _rescale_summary(rescaler, observer, o: RunOptions) -> dict:
+    """summary.json `rescale`: the schedule, the protocol, each event's figures and the ownership
+    check over every batch's routed (worker, key) pairs (bench/rescale/ownership.py)."""
+    from bench.rescale import ownership
+    from bench.rescale.plan import routing_at
+
+    c = rescaler.config
+    switches, targets = [], []
+    for switch_batch, target in rescaler.journal.switches():
+        targets.append(target)
+        switches.append((switch_batch, routing_at(c.grouping, c.workers, c.grouping_params, targets)))
+    bad = ownership.violations(observer.batches, switches, routing_at(c.grouping, c.workers, c.grouping_params, []))
+    bounds = [s for s, _ in switches] + [10**18]
+
+    def per_event(index: int) -> int:
+        return sum(1 for b, _, _ in bad if bounds[index] <= b < bounds[index + 1])
+
+    return {"schedule": [e.label() for e in rescaler.events], "protocol": o.protocol.strip().upper(),
+            "worker_id_space": c.worker_space, "ownership_violations": len(bad),
+            "ownership_violations_unit": "routed (batch, worker, key) pairs",
+            "events": rescaler.event_records(observer, per_event)}
 
 
 def _write_worker_state(spark, config: TopologyConfig, record: RunRecord) -> dict:
@@ -507,10 +638,10 @@ def _write_worker_state(spark, config: TopologyConfig, record: RunRecord) -> dic
     from bench.topology.state_layout import slot_table
     from bench.topology.worker_state import read_final_state
 
-    slots = slot_table(config.workers, config.aggregators)
+    slots = slot_table(config.worker_space, config.partitions)
     state = read_final_state(spark, str(config.checkpoint_dir / "main"), {s: w for w, s in enumerate(slots)})
     record.write_state(state)
-    return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.aggregators}
+    return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.partitions}
 
 
 def _previous_attempts(record: RunRecord) -> list[dict]:
@@ -539,9 +670,9 @@ def _wait_first_batch(topology, listener, timeout_s: float) -> None:
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
-           ends: dict[int, int], log, outage=None) -> str:
+           ends: dict[int, int], log, outage=None, rescaler=None) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
-    windows closed."""
+    windows closed. Returns "rescale" when a committed batch reaches the next rescale's time."""
     deadline = time.monotonic() + o.timeout_s
     end_sent_at: int | None = None
     last_batch = -1
@@ -562,6 +693,11 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
         data_batches = sum(1 for b in observer.batches.values() if b["rows"] > 0)
         if o.stop_after_batches is not None and data_batches >= o.stop_after_batches:
             return "stopped"
+        if rescaler is not None and rescaler.next_index() is not None and data_batches:
+            if rescaler.t_first_ms is None:
+                rescaler.t_first_ms = _first_timestamp(config)
+            if rescaler.due(observer):
+                return "rescale"
         if end_sent_at is None:
             if consumed(progress, config.topic, ends) and dead_letters.covers(ends):
                 max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
@@ -599,11 +735,12 @@ def _drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -
         time.sleep(0.2)
 
 
-def missed_batches(config: TopologyConfig, observer) -> list[int]:
-    """Batch ids committed in the checkpoint whose progress the observer never received."""
+def missed_batches(config: TopologyConfig, observer, offline: set[int] = frozenset()) -> list[int]:
+    """Batch ids committed in the checkpoint whose progress the observer never received (`offline`:
+    batches that `repartition` wrote, which read no input and send no progress)."""
     commits = config.checkpoint_dir / "main" / "commits"
     ids = {int(p.name) for p in commits.glob("[0-9]*")} if commits.exists() else set()
-    return sorted(ids - set(observer.batches))
+    return sorted(ids - set(observer.batches) - set(offline))
 
 
 def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed) -> dict:
@@ -612,7 +749,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
 
     config = prepared.config
     agg = observer.final_aggregates()
-    exact = exact_worker_figures(agg, config.workers)
+    exact = exact_worker_figures(agg, config.worker_space)
     last = observer.rows[-1] if observer.rows else {}
     dlq = read_batches(config.results_dir / "dlq")
     dlq = dlq.drop_duplicates(["partition", "offset"]) if len(dlq) else dlq
@@ -629,7 +766,9 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     # event: Spark does not run that batch again, so its observed figures (split weight, per-worker
     # loads) are gone. The two checks that sum them cannot be evaluated (None); the exact figures
     # come from the aggregates whatever happened.
-    missed = missed_batches(config, observer)
+    from bench.rescale.journal import Journal
+
+    missed = missed_batches(config, observer, Journal(config.results_dir).offline_batches())
     checks = {
         "aggregated_equals_split": None if missed else exact["total_count"] == split_weight,
         "aggregated_equals_produced": None if expected is None else exact["total_count"] == expected,

@@ -109,13 +109,14 @@ def placement_check() -> Column:
 
 
 def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int,
-         state_partitions: int) -> DataFrame:
+         state_partitions: int, transfers: DataFrame | None = None) -> DataFrame:
     """`grouping_stage` output -> worker partials:
     `wwin (struct start,end), worker, key, count, tuples, first_ts, last_ts, ts_sum_ms`.
 
     Each worker also merges its tuples into its per-key state (`bench.topology.worker_state`, in
     `state_partitions` state partitions). One row per (worker window, worker, key), emitted once
-    when the watermark passes the window.
+    when the watermark passes the window. `transfers`: a rescale run's state-transfer channel
+    (`bench.topology.state_transfer.read`), applied by the worker-state operator.
     """
     placed = routed.repartitionById(workers, F.col("worker")).where(placement_check())
     worked = placed.withColumn(LATENCY_COLUMN, make_worker_udf(cost_ms, cost_every)(F.col("worker"), F.col("event_ts")))
@@ -125,7 +126,7 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
         F.collect_list(ROUTED_COLUMN).alias("routed"),  # NULLs are skipped: one per splitter and batch
         F.collect_list(LATENCY_COLUMN).alias("latency"),  # one per worker task and chunk
     )
-    stateful = worker_state.keep_state(observed, workers, state_partitions)
+    stateful = worker_state.keep_state(observed, workers, state_partitions, transfers)
     return stateful.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
         F.sum("count").alias("count"),
         F.count(F.lit(1)).alias("tuples"),

@@ -26,6 +26,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
@@ -100,13 +101,17 @@ def merge(stored: tuple | None, partial) -> tuple[int, int, int, int]:
 
 
 class WorkerStateProcessor(StatefulProcessor):
-    """Keyed by slot (one logical worker); state: MapState key -> (count, sum, first, last)."""
+    """Keyed by slot (one logical worker); state: MapState key -> (count, sum, first, last). With
+    `transfers`, also the last state-transfer epoch the slot applied (`transfer_epoch`)."""
 
-    def __init__(self, partitions: int):
+    def __init__(self, partitions: int, transfers: bool = False):
         self.partitions = partitions
+        self.transfers = transfers
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getMapState(STATE_VAR, STATE_KEY_SCHEMA, STATE_VALUE_SCHEMA)
+        if self.transfers:
+            self.epoch = handle.getValueState("transfer_epoch", T.StructType([T.StructField("applied", T.LongType())]))
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         from pyspark import TaskContext
@@ -115,10 +120,24 @@ class WorkerStateProcessor(StatefulProcessor):
         if not frames:
             return
         packed = pd.concat(frames, ignore_index=True)
-        slot, worker = int(key[0]), int(packed["worker"].iloc[0])
+        slot = int(key[0])
         partition = TaskContext.get().partitionId()
         if partition != state_partition(slot, self.partitions):
-            raise WorkerStatePlacementError(f"worker {worker} (slot {slot}) ran in state partition {partition}")
+            raise WorkerStatePlacementError(f"slot {slot} ran in state partition {partition}")
+        if self.transfers:
+            # the state that moves to or from this worker, before any tuple of the batch
+            from bench.topology.state_transfer import TRANSFER_COLUMN, apply
+
+            moved = packed[TRANSFER_COLUMN].notna()
+            if moved.any():
+                stored = self.epoch.get()
+                _, _, newest = apply(self.state, packed.loc[moved, TRANSFER_COLUMN].tolist(),
+                                     int(stored[0]) if stored is not None else 0)
+                self.epoch.update((newest,))
+                packed = packed.loc[~moved]
+            if not len(packed):
+                return
+        worker = int(packed["worker"].iloc[0])
         event_ms = np.concatenate(packed["event_ms_list"].to_list()).astype(np.int64, copy=False)
         keys = np.concatenate(packed["key_list"].to_list())
         counts = np.concatenate(packed["count_list"].to_list()).astype(np.int64, copy=False)
@@ -136,16 +155,21 @@ class WorkerStateProcessor(StatefulProcessor):
         pass
 
 
-def keep_state(worked: DataFrame, workers: int, partitions: int) -> DataFrame:
+def keep_state(worked: DataFrame, workers: int, partitions: int, transfers: DataFrame | None = None) -> DataFrame:
     """The worker stage's tuples (`event_ts, worker, key, count, ...`) -> OUTPUT_SCHEMA rows, after
     each worker merged them into its per-key state; `event_ts` is the event-time column again.
 
-    Args: workers: W (logical worker ids 0..W-1); partitions: N, the query's state partitions.
+    Args: workers: M (logical worker ids 0..M-1); partitions: N, the query's state partitions;
+        transfers: a rescale run's state-transfer rows (PACKED_SCHEMA + `transfer`), or None.
     """
     pack = make_pack(slot_table(workers, partitions))
     packed = worked.select("event_ts", "worker", "key", "count").mapInArrow(pack, PACKED_SCHEMA)
+    if transfers is not None:
+        from bench.topology.state_transfer import TRANSFER_COLUMN
+
+        packed = packed.withColumn(TRANSFER_COLUMN, F.lit(None).cast("string")).unionByName(transfers)
     return packed.groupBy("slot").transformWithStateInPandas(
-        statefulProcessor=WorkerStateProcessor(partitions),
+        statefulProcessor=WorkerStateProcessor(partitions, transfers is not None),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Append",
         timeMode="None",
