@@ -196,7 +196,12 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
         dataset_params=dict(options.dataset_params), **{knob: getattr(options, knob) for knob in TOPOLOGY_KNOBS},
     )
     if options.rescale:
-        config = _rescale_config(options, config, topic_exists or bool(options.replay and not options.rate))
+        from bench.rescale.setup import rescale_config
+
+        try:
+            config = rescale_config(options, config, topic_exists or bool(options.replay and not options.rate))
+        except ValueError as e:
+            raise RunError(str(e)) from None
     try:
         config.validate()
     except ValueError as e:
@@ -207,74 +212,6 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
                     topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
-
-
-SPARK_PROTOCOLS = ("STOP_THE_WORLD",)
-"""The rescale protocols the Spark topology runs so far (docs/rescaling.md, "On Spark")."""
-
-
-def _rescale_config(options: RunOptions, config: TopologyConfig, topic_complete: bool) -> TopologyConfig:
-    """The config of a rescale run: schedule and protocol checked (the simulator's checks, and the
-    input's event-time span when the topic holds it), max parallelism = the largest worker count of
-    the schedule, the state-transfer channel on, and the switches a resumed run already made."""
-    from bench.rescale.journal import Journal
-    from bench.rescale.plan import routing_at
-    from bench.rescale.stop_the_world import batch_ids, checkpoint_partitions
-    from bench.simulate.rescale import check_rescalable
-    from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
-
-    protocol = options.protocol.strip().upper()
-    try:
-        events = parse_schedule(options.rescale)
-        check_rescalable(config.grouping)
-        if protocol not in PROTOCOLS:
-            raise ValueError(f"unknown protocol {options.protocol!r}; valid: {', '.join(PROTOCOLS)}")
-        if protocol not in SPARK_PROTOCOLS:
-            raise ValueError(f"--protocol {protocol} does not run on Spark yet (only {', '.join(SPARK_PROTOCOLS)}; "
-                             "bench simulate runs every protocol)")
-        span = topic_span_ms(config.bootstrap_servers, config.topic) if topic_complete else None
-        check_schedule(events, span if span is not None else 2**62,
-                       routing_at(config.grouping, config.workers, config.grouping_params, []))
-    except ValueError as e:
-        raise RunError(str(e)) from None
-    sizes, routing = [config.workers], routing_at(config.grouping, config.workers, config.grouping_params, [])
-    for e in events:
-        routing.reschedule(e.target)
-        sizes.append(max(routing.workers) + 1)
-    switches = tuple(Journal(config.results_dir).switches())
-    checkpoint = config.checkpoint_dir / "main"
-    partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
-    return replace(config, max_parallelism=max(sizes), transfers=True, switches=switches,
-                   state_partitions=partitions)
-
-
-def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> tuple[int, int] | None:
-    """(first, last) Kafka timestamp of a topic: the smallest first and the largest last record
-    timestamp over its partitions (producers write each partition in intended-time order), or None
-    for an empty topic."""
-    from confluent_kafka import Consumer, TopicPartition
-
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"span-{topic}", "enable.auto.commit": False})
-    try:
-        parts = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
-        first, last = [], []
-        for p in parts:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
-            for offset, out in ((low, first), (high - 1, last)):
-                if high <= low:
-                    continue
-                consumer.assign([TopicPartition(topic, p, offset)])
-                msg = consumer.poll(timeout_s)
-                if msg is not None and not msg.error():
-                    out.append(msg.timestamp()[1])
-        return (min(first), max(last)) if first else None
-    finally:
-        consumer.close()
-
-
-def topic_span_ms(bootstrap: str, topic: str) -> int | None:
-    ts = topic_timestamps_ms(bootstrap, topic)
-    return None if ts is None else ts[1] - ts[0]
 
 
 def record_input(prepared: list[Prepared], log=print) -> None:
@@ -514,6 +451,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     rescaler = None
     if o.rescale:
         from bench.rescale.journal import Journal
+        from bench.rescale.kafka_clock import first_timestamp
         from bench.rescale.stop_the_world import StopTheWorld
         from groupings.rescaling import parse_schedule
 
@@ -526,7 +464,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     try:
         if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
             # a driver killed in the middle of a rescale: finish it before the query runs again
-            rescaler.t_first_ms = _first_timestamp(config)
+            rescaler.t_first_ms = first_timestamp(config.bootstrap_servers, config.topic)
             topology = rescaler.run_event(spark, None, start_query, observer, log)
             config = rescaler.config
         else:
@@ -596,40 +534,14 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     if state_record is not None:
         summary["worker_state"] = state_record
     if rescaler is not None:
-        summary["rescale"] = _rescale_summary(rescaler, observer, o)
+        from bench.rescale.setup import rescale_summary
+
+        summary["rescale"] = rescale_summary(rescaler, observer, o.protocol)
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})
     record.write_summary(summary)
     return summary
-
-
-def _first_timestamp(config: TopologyConfig) -> int | None:
-    ts = topic_timestamps_ms(config.bootstrap_servers, config.topic)
-    return None if ts is None else ts[0]
-
-
-def _rescale_summary(rescaler, observer, o: RunOptions) -> dict:
-    """summary.json `rescale`: the schedule, the protocol, each event's figures and the ownership
-    check over every batch's routed (worker, key) pairs (bench/rescale/ownership.py)."""
-    from bench.rescale import ownership
-    from bench.rescale.plan import routing_at
-
-    c = rescaler.config
-    switches, targets = [], []
-    for switch_batch, target in rescaler.journal.switches():
-        targets.append(target)
-        switches.append((switch_batch, routing_at(c.grouping, c.workers, c.grouping_params, targets)))
-    bad = ownership.violations(observer.batches, switches, routing_at(c.grouping, c.workers, c.grouping_params, []))
-    bounds = [s for s, _ in switches] + [10**18]
-
-    def per_event(index: int) -> int:
-        return sum(1 for b, _, _ in bad if bounds[index] <= b < bounds[index + 1])
-
-    return {"schedule": [e.label() for e in rescaler.events], "protocol": o.protocol.strip().upper(),
-            "worker_id_space": c.worker_space, "ownership_violations": len(bad),
-            "ownership_violations_unit": "routed (batch, worker, key) pairs",
-            "events": rescaler.event_records(observer, per_event)}
 
 
 def _write_worker_state(spark, config: TopologyConfig, record: RunRecord) -> dict:
@@ -695,7 +607,9 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
             return "stopped"
         if rescaler is not None and rescaler.next_index() is not None and data_batches:
             if rescaler.t_first_ms is None:
-                rescaler.t_first_ms = _first_timestamp(config)
+                from bench.rescale.kafka_clock import first_timestamp
+
+                rescaler.t_first_ms = first_timestamp(config.bootstrap_servers, config.topic)
             if rescaler.due(observer):
                 return "rescale"
         if end_sent_at is None:

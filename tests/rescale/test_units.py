@@ -111,3 +111,35 @@ def test_the_journal_survives_a_new_driver(tmp_path):
     again = Journal(tmp_path)
     assert again.reached(0, "savepoint") and again.switches() == [(7, 12)] and again.offline_batches() == {6}
 
+
+def _options(rescale, protocol="STOP_THE_WORLD"):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(rescale=rescale, protocol=protocol)
+
+
+def _config(tmp_path, grouping="VNODE", workers=10):
+    from bench.topology.config import TopologyConfig
+
+    return TopologyConfig(run_id="r", grouping=grouping, dataset="NYC_FLIGHTS", topic="t", bootstrap_servers="-",
+                          checkpoint_dir=tmp_path / "cp", results_dir=tmp_path / "r", workers=workers)
+
+
+def test_a_rescale_run_is_sized_for_its_largest_worker_count(tmp_path):
+    from bench.rescale.setup import rescale_config
+
+    config = rescale_config(_options("60s:12,90s:8"), _config(tmp_path), topic_complete=False)
+    assert (config.max_parallelism, config.worker_space, config.transfers, config.switches) == (12, 12, True, ())
+    assert config.partitions == config.aggregators  # N: no checkpoint yet
+
+
+@pytest.mark.parametrize("grouping,protocol,message", [
+    ("DYNAMIC_KEY", "STOP_THE_WORLD", "needs a routing that owns keys"),
+    ("VNODE", "HANDOFF", "does not run on Spark yet"),
+    ("VNODE", "NOPE", "unknown protocol"),
+])
+def test_a_rescale_spark_cannot_run_is_refused_before_it_starts(tmp_path, grouping, protocol, message):
+    from bench.rescale.setup import rescale_config
+
+    with pytest.raises(ValueError, match=message):
+        rescale_config(_options("60s:12", protocol), _config(tmp_path, grouping), topic_complete=False)

@@ -21,11 +21,15 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 @pytest.fixture(scope="module")
 def schedule(stack, input_topic) -> str:
-    """4 -> 6 workers half-way through the shared topic's Kafka timestamps (it was replayed as fast
-    as possible: its 2,000 records span a few ms); with A = 2, N goes from 2 to 6."""
-    from bench.run import topic_span_ms
+    """4 -> 6 workers half-way through the shared topic's valid tuples on the simulator's clock (the
+    topic was replayed as fast as possible: its 2,000 records span a few ms; its malformed records,
+    written after them, do not count); with A = 2, N goes from 2 to 6."""
+    from bench.simulate.sources import from_topic
+    from datasets import get_dataset
 
-    return f"{topic_span_ms(stack.bootstrap_servers, input_topic.name) // 2}ms:6"
+    table = from_topic(get_dataset("NYC_FLIGHTS"), input_topic.name, stack.bootstrap_servers,
+                       E2E_FAST["splitters"])[0]
+    return f"{(int(table.ts_ms.max()) - int(table.ts_ms.min())) // 2}ms:6"
 
 
 @pytest.fixture(scope="module")
