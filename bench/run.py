@@ -81,6 +81,10 @@ class RunOptions:
     progress: bool = True
     stop_after_batches: int | None = None
     """Testing and fault drills: stop the query after this many committed data batches."""
+    rescale: str | None = None
+    """A rescale schedule (`60s:12`, groupings.rescaling.schedule), on the Kafka-timestamp clock."""
+    protocol: str = "STOP_THE_WORLD"
+    """The rescale protocol; on Spark only STOP_THE_WORLD so far."""
 
 
 def default_master(workers: int, splitters: int, aggregators: int) -> str:
@@ -191,6 +195,13 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
         results_dir=results_dir, grouping_params=dict(options.grouping_params),
         dataset_params=dict(options.dataset_params), **{knob: getattr(options, knob) for knob in TOPOLOGY_KNOBS},
     )
+    if options.rescale:
+        from bench.rescale.setup import rescale_config
+
+        try:
+            config = rescale_config(options, config, topic_exists or bool(options.replay and not options.rate))
+        except ValueError as e:
+            raise RunError(str(e)) from None
     try:
         config.validate()
     except ValueError as e:
@@ -378,9 +389,13 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
 
     write_run_json()
 
-    ensure_topics(config.bootstrap_servers, {config.topic: o.partitions, config.control_topic: 1,
-                                             config.aggregates_topic: 1, config.dlq_topic: 1,
-                                             config.distribution_topic: 1})
+    topics = {config.topic: o.partitions, config.control_topic: 1, config.aggregates_topic: 1,
+              config.dlq_topic: 1, config.distribution_topic: 1}
+    if config.transfers:
+        from bench.topology import state_transfer
+
+        topics[state_transfer.topic(config.run_id)] = 1
+    ensure_topics(config.bootstrap_servers, topics)
     outputs = []
     influx = None
     if prepared.influx_url:
@@ -421,7 +436,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
-    observer = Observer(prepared.run_id, config.workers, config.results_dir, tags=tags, live_input=live_input,
+    observer = Observer(prepared.run_id, config.worker_space, config.results_dir, tags=tags, live_input=live_input,
                         outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s)
 
     own_session = spark is None
@@ -442,8 +457,27 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     replay_summary = None
     status = "completed"
     error = None
+    rescaler = None
+    if o.rescale:
+        from bench.rescale.journal import Journal
+        from bench.rescale.kafka_clock import first_timestamp
+        from bench.rescale.stop_the_world import StopTheWorld
+        from groupings.rescaling import parse_schedule
+
+        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
+
+    def start_query(cfg, once=False):
+        return job.start(spark, cfg, prepared.splitter_sql, observer, once=once)
+
+    drove = False  # the driver loop returned (no exception on its way out)
     try:
-        topology = job.start(spark, config, prepared.splitter_sql, observer)
+        if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
+            # a driver killed in the middle of a rescale: finish it before the query runs again
+            rescaler.t_first_ms = first_timestamp(config.bootstrap_servers, config.topic)
+            topology = rescaler.run_event(spark, None, start_query, observer, log)
+            config = rescaler.config
+        else:
+            topology = start_query(config)
         observer.start(o.observer_tick_s)
         if state is not None and state.state == "mismatch":
             raise RunError(str(state.mismatch_error(config.bootstrap_servers)))
@@ -466,7 +500,12 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
             if not replay_summary.ok:
                 raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
         ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage)
+        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
+        while status == "rescale":
+            topology = rescaler.run_event(spark, topology, start_query, observer, log)
+            config = rescaler.config
+            status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
+        drove = True
     except KeyboardInterrupt:
         status = "interrupted"
         log(f"interrupted: resume with --run-id {prepared.run_id}")
@@ -490,6 +529,9 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
             if backfilled:
                 log(f"InfluxDB: {backfilled:,} points written again from the run record after failed writes")
         distribution.close()
+        state_record = None
+        if status == "completed" and drove:
+            state_record = _write_worker_state(spark, config, record)
         if own_session:
             spark.stop()
 
@@ -498,11 +540,29 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     summary["attempts"] = attempts
     summary["logs"] = logs.summary()
     summary["task_slots"] = slots
+    if state_record is not None:
+        summary["worker_state"] = state_record
+    if rescaler is not None:
+        from bench.rescale.setup import rescale_summary
+
+        summary["rescale"] = rescale_summary(rescaler, observer, o.protocol)
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})
     record.write_summary(summary)
     return summary
+
+
+def _write_worker_state(spark, config: TopologyConfig, record: RunRecord) -> dict:
+    """`results/<run_id>/state.parquet`: the workers' per-key state at the last committed batch,
+    read from the checkpoint with Spark's state data source. Returns its size (rows, keys)."""
+    from bench.topology.state_layout import slot_table
+    from bench.topology.worker_state import read_final_state
+
+    slots = slot_table(config.worker_space, config.partitions)
+    state = read_final_state(spark, str(config.checkpoint_dir / "main"), {s: w for w, s in enumerate(slots)})
+    record.write_state(state)
+    return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.partitions}
 
 
 def _previous_attempts(record: RunRecord) -> list[dict]:
@@ -531,9 +591,9 @@ def _wait_first_batch(topology, listener, timeout_s: float) -> None:
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
-           ends: dict[int, int], log, outage=None) -> str:
+           ends: dict[int, int], log, outage=None, rescaler=None) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
-    windows closed."""
+    windows closed. Returns "rescale" when a committed batch reaches the next rescale's time."""
     deadline = time.monotonic() + o.timeout_s
     end_sent_at: int | None = None
     last_batch = -1
@@ -554,6 +614,13 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
         data_batches = sum(1 for b in observer.batches.values() if b["rows"] > 0)
         if o.stop_after_batches is not None and data_batches >= o.stop_after_batches:
             return "stopped"
+        if rescaler is not None and rescaler.next_index() is not None and data_batches:
+            if rescaler.t_first_ms is None:
+                from bench.rescale.kafka_clock import first_timestamp
+
+                rescaler.t_first_ms = first_timestamp(config.bootstrap_servers, config.topic)
+            if rescaler.due(observer):
+                return "rescale"
         if end_sent_at is None:
             if consumed(progress, config.topic, ends) and dead_letters.covers(ends):
                 max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
@@ -591,11 +658,12 @@ def _drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -
         time.sleep(0.2)
 
 
-def missed_batches(config: TopologyConfig, observer) -> list[int]:
-    """Batch ids committed in the checkpoint whose progress the observer never received."""
+def missed_batches(config: TopologyConfig, observer, offline: set[int] = frozenset()) -> list[int]:
+    """Batch ids committed in the checkpoint whose progress the observer never received (`offline`:
+    batches that `repartition` wrote, which read no input and send no progress)."""
     commits = config.checkpoint_dir / "main" / "commits"
     ids = {int(p.name) for p in commits.glob("[0-9]*")} if commits.exists() else set()
-    return sorted(ids - set(observer.batches))
+    return sorted(ids - set(observer.batches) - set(offline))
 
 
 def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed) -> dict:
@@ -604,7 +672,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
 
     config = prepared.config
     agg = observer.final_aggregates()
-    exact = exact_worker_figures(agg, config.workers)
+    exact = exact_worker_figures(agg, config.worker_space)
     last = observer.rows[-1] if observer.rows else {}
     dlq = read_batches(config.results_dir / "dlq")
     dlq = dlq.drop_duplicates(["partition", "offset"]) if len(dlq) else dlq
@@ -621,7 +689,9 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     # event: Spark does not run that batch again, so its observed figures (split weight, per-worker
     # loads) are gone. The two checks that sum them cannot be evaluated (None); the exact figures
     # come from the aggregates whatever happened.
-    missed = missed_batches(config, observer)
+    from bench.rescale.journal import Journal
+
+    missed = missed_batches(config, observer, Journal(config.results_dir).offline_batches())
     checks = {
         "aggregated_equals_split": None if missed else exact["total_count"] == split_weight,
         "aggregated_equals_produced": None if expected is None else exact["total_count"] == expected,

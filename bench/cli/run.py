@@ -64,6 +64,11 @@ def _common(p) -> None:
     p.add_argument("--timeout-s", type=float, default=1800.0, help="give up after this long (default 1800)")
     p.add_argument("--results-dir", type=Path, help="results folder (default results/)")
     p.add_argument("--checkpoint-root", type=Path, help="checkpoints under ROOT/<run_id> (default results/<run_id>/checkpoint)")
+    p.add_argument("--rescale", metavar="SCHEDULE",
+                   help="rescale the stateful workers while the stream runs: '60s:12' (time since the input's "
+                        "first Kafka timestamp : new worker count), as bench simulate --rescale")
+    p.add_argument("--protocol", default="STOP_THE_WORLD",
+                   help="rescale protocol (on Spark: STOP_THE_WORLD; docs/rescaling.md)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON too")
     p.add_argument("--no-progress", action="store_true")
 
@@ -106,7 +111,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
-        max_key_bytes=args.max_key_bytes,
+        max_key_bytes=args.max_key_bytes, rescale=args.rescale, protocol=args.protocol,
         results_dir=args.results_dir, checkpoint_root=args.checkpoint_root, progress=not args.no_progress,
     )
 

@@ -54,6 +54,28 @@ class TopologyConfig:
     trigger_s: float = 1.0
     grouping_clock: str = "kafka"
     max_key_bytes: int = MAX_KEY_BYTES
+    max_parallelism: int = 0
+    """M: the worker ids the worker stage has partitions and state slots for (0: `workers`). A
+    rescale run sizes it for the largest worker count of its schedule, so that a worker added later
+    has its task; the observer's per-worker figures cover these ids."""
+    state_partitions: int = 0
+    """N: the state partitions of the query's stateful operators (0: `aggregators`, which fixes them
+    when the checkpoint is created; `repartition` in a STOP_THE_WORLD rescale changes them)."""
+    switches: tuple = ()
+    """Rescales applied so far: `(switch batch, target)`, the first batch routed by the new routing
+    and the schedule's target (a worker count or '+id'/'-id' changes), in order."""
+    transfers: bool = False
+    """A rescale run: the query reads the state-transfer channel `<run>.state`."""
+
+    @property
+    def worker_space(self) -> int:
+        """M, resolved: `max_parallelism` or W."""
+        return self.max_parallelism or self.workers
+
+    @property
+    def partitions(self) -> int:
+        """N, resolved: `state_partitions` or A."""
+        return self.state_partitions or self.aggregators
 
     @property
     def aggregates_topic(self) -> str:
@@ -100,6 +122,8 @@ class TopologyConfig:
              f"--grouping-clock must be one of {', '.join(GROUPING_CLOCKS)}, got {self.grouping_clock!r}"),
             (bool(self.topic), "--topic must not be empty"),
             (self.max_key_bytes >= 1, f"--max-key-bytes must be >= 1, got {self.max_key_bytes}"),
+            (self.max_parallelism == 0 or self.max_parallelism >= self.workers,
+             f"max parallelism {self.max_parallelism} is below --workers {self.workers}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -110,6 +134,7 @@ class TopologyConfig:
         out = asdict(self)
         out["checkpoint_dir"] = str(self.checkpoint_dir)
         out["results_dir"] = str(self.results_dir)
+        out["switches"] = [list(s) for s in self.switches]
         out["topics"] = {
             "input": self.topic,
             "aggregates": self.aggregates_topic,

@@ -149,12 +149,14 @@ def routing_order(partition: np.ndarray, offset: np.ndarray, idx: np.ndarray) ->
 
 
 def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, workers: int, params: dict, clock: str,
-                wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
+                wall_ms: int | None = None, targets: tuple = (), width: int | None = None) -> tuple[pd.DataFrame, tuple]:
     """Route one batch of one splitter instance. Pure: no Spark; the unit under test.
 
     Args: state: `(pickled grouping, clock_ms, tuples)` or None for a new instance; rows: the tuples
         of one splitter instance, columns `partition, offset, idx, event_ms` (Kafka timestamp, epoch
         ms), `key, count`, any order.
+        targets: rescale targets to apply (`reschedule`, in order) before routing; width: length
+        of the routing summary's per-worker lists (default `workers`; a rescale run's max parallelism).
     Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC; the batch's
         `routing_summary` on its first row) and the new state.
     """
@@ -174,6 +176,8 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
         instance = pickle.loads(state[0])
         now = clock_ms(event_ms, int(state[1]), clock, wall)
         seen = int(state[2])
+    for target in targets:
+        instance.reschedule(target)
     keys, counts = columns["key"], columns["count"].astype(np.int64, copy=False)
     routed = np.asarray(instance.route(keys, now) if len(keys) else np.empty(0), np.int32)
     out = pd.DataFrame({
@@ -184,23 +188,43 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
     })
     summary = np.full(len(keys), None, dtype=object)
     if len(keys):
-        summary[0] = json.dumps(routing_summary(routed, keys, counts, workers), separators=(",", ":"))
+        summary[0] = json.dumps(routing_summary(routed, keys, counts, width or workers), separators=(",", ":"))
     out[ROUTED_COLUMN] = summary
     last = int(now[-1]) if len(now) else (int(state[1]) if state else wall)
     return out, (pickle.dumps(instance, protocol=pickle.HIGHEST_PROTOCOL), last, seen + len(keys))
 
 
-class GroupingProcessor(StatefulProcessor):
-    """The stateful processor: state = one grouping instance per splitter key."""
+BATCH_ID_PROPERTY = "streaming.sql.batchId"
+"""The task-local property in which Spark's micro-batch execution gives every task its batch id."""
 
-    def __init__(self, grouping: str, workers: int, params: dict, clock: str):
+
+def due_targets(switches: tuple, applied: int, batch_id: int) -> list:
+    """The rescale targets an instance that applied `applied` of `switches` ((switch batch, target),
+    in order) applies before routing batch `batch_id`."""
+    return [target for switch_batch, target in switches[applied:] if switch_batch <= batch_id]
+
+
+class GroupingProcessor(StatefulProcessor):
+    """The stateful processor: state = one grouping instance per splitter key.
+
+    In a rescale run each instance also keeps how many rescales it applied (`rescale_epoch`); in
+    the batch a rescale switches at (`switches`, known from the batch id Spark gives every task)
+    it reschedules its routing before it routes."""
+
+    def __init__(self, grouping: str, workers: int, params: dict, clock: str, switches: tuple = (),
+                 width: int | None = None, rescale: bool = False):
         self.grouping = grouping
         self.workers = workers
         self.params = dict(params)
         self.clock = clock
+        self.switches = tuple(switches)
+        self.width = width
+        self.rescale = rescale
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("grouping", STATE_SCHEMA)
+        if self.rescale:
+            self.epoch = handle.getValueState("rescale_epoch", T.StructType([T.StructField("applied", T.LongType())]))
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         frames = [f for f in rows if len(f)]
@@ -210,8 +234,17 @@ class GroupingProcessor(StatefulProcessor):
         # One state-API round trip, not two: `get` is None for a new instance (no `exists` first).
         stored = self.state.get()
         previous = tuple(stored) if stored is not None else None
+        targets: list = []
+        if self.rescale:
+            from pyspark import TaskContext
+
+            epoch = self.epoch.get()
+            applied = int(epoch[0]) if epoch is not None else 0
+            targets = due_targets(self.switches, applied, int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)))
+            if targets:
+                self.epoch.update((applied + len(targets),))
         out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
-                                     params=self.params, clock=self.clock)
+                                     params=self.params, clock=self.clock, targets=tuple(targets), width=self.width)
         self.state.update(new_state)
         yield out
         freeze_after_warm_up(f"grouping:{self.grouping}")
@@ -220,11 +253,12 @@ class GroupingProcessor(StatefulProcessor):
         pass
 
 
-def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str) -> DataFrame:
+def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str,
+                   switches: tuple = (), width: int | None = None, rescale: bool = False) -> DataFrame:
     """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column."""
     packed = tuples.mapInArrow(pack, PACKED_SCHEMA)
     return packed.groupBy("splitter").transformWithStateInPandas(
-        statefulProcessor=GroupingProcessor(grouping, workers, params, clock),
+        statefulProcessor=GroupingProcessor(grouping, workers, params, clock, switches, width, rescale),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Append",
         timeMode="None",

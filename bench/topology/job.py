@@ -24,8 +24,15 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     raw = spout.read_kafka(spark, config)
     tuples = splitter.split(raw, config, splitter_sql)
     routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
-                                           config.grouping_clock)
-    partials = worker.work(routed, config.workers, config.cost_ms, config.cost_every, config.worker_window_s)
+                                           config.grouping_clock, config.switches, config.worker_space,
+                                           config.transfers)
+    transfers = None
+    if config.transfers:
+        from bench.topology import state_transfer, worker_state
+
+        transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.PACKED_SCHEMA)
+    partials = worker.work(routed, config.worker_space, config.cost_ms, config.cost_every, config.worker_window_s,
+                           config.partitions, transfers)
     return aggregator.aggregate(partials, config.aggregator_window_s)
 
 
@@ -49,19 +56,19 @@ def main_query_name(config: TopologyConfig) -> str:
     return f"{config.run_id}-main"
 
 
-def start(spark: SparkSession, config: TopologyConfig, splitter_sql, observer=None) -> RunningTopology:
-    """Start the query (checkpoint `config.checkpoint_dir / "main"`)."""
+def start(spark: SparkSession, config: TopologyConfig, splitter_sql, observer=None, once: bool = False) -> RunningTopology:
+    """Start the query (checkpoint `config.checkpoint_dir / "main"`); `once`: one trigger, then stop
+    (STOP_THE_WORLD finishes a batch its stop interrupted this way)."""
     # Fixed per checkpoint at its first batch (a restart keeps the stored value): A partitions.
     spark.conf.set("spark.sql.shuffle.partitions", str(config.aggregators))
     sink = AggregateSink(config.run_id, config.results_dir, config.bootstrap_servers, config.aggregates_topic,
                          observer)
-    main = (
+    writer = (
         build_main(spark, config, splitter_sql).writeStream
         .queryName(main_query_name(config))
         .outputMode("append")
         .option("checkpointLocation", str(config.checkpoint_dir / "main"))
         .foreachBatch(sink)
-        .trigger(processingTime=f"{config.trigger_s} seconds")
-        .start()
     )
+    main = (writer.trigger(once=True) if once else writer.trigger(processingTime=f"{config.trigger_s} seconds")).start()
     return RunningTopology(main=main, sink=sink)

@@ -22,6 +22,7 @@ import pandas as pd
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from bench.topology import worker_state
 from bench.topology.grouping_stage import ROUTED_COLUMN
 from bench.topology.python_workers import freeze_after_warm_up
 
@@ -107,11 +108,15 @@ def placement_check() -> Column:
                         F.spark_partition_id(), F.col("worker"))))
 
 
-def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int) -> DataFrame:
+def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int,
+         state_partitions: int, transfers: DataFrame | None = None) -> DataFrame:
     """`grouping_stage` output -> worker partials:
     `wwin (struct start,end), worker, key, count, tuples, first_ts, last_ts, ts_sum_ms`.
 
-    One row per (worker window, worker, key), emitted once when the watermark passes the window.
+    Each worker also merges its tuples into its per-key state (`bench.topology.worker_state`, in
+    `state_partitions` state partitions). One row per (worker window, worker, key), emitted once
+    when the watermark passes the window. `transfers`: a rescale run's state-transfer channel
+    (`bench.topology.state_transfer.read`), applied by the worker-state operator.
     """
     placed = routed.repartitionById(workers, F.col("worker")).where(placement_check())
     worked = placed.withColumn(LATENCY_COLUMN, make_worker_udf(cost_ms, cost_every)(F.col("worker"), F.col("event_ts")))
@@ -121,7 +126,8 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
         F.collect_list(ROUTED_COLUMN).alias("routed"),  # NULLs are skipped: one per splitter and batch
         F.collect_list(LATENCY_COLUMN).alias("latency"),  # one per worker task and chunk
     )
-    return observed.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
+    stateful = worker_state.keep_state(observed, workers, state_partitions, transfers)
+    return stateful.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
         F.sum("count").alias("count"),
         F.count(F.lit(1)).alias("tuples"),
         F.min("event_ts").alias("first_ts"),

@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from bench.__main__ import main as bench_main
 from groupings import GROUPINGS
+from groupings.rescaling import RESCALABLE
 from tests.conftest import E2E_FAST, E2E_MALFORMED
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -36,3 +38,26 @@ def test_simulate_from_topic_equals_the_streaming_run(stack, input_topic, stream
     assert sim["dist_cost"] == real["dist_cost"]
     assert sim["std_dev"] == pytest.approx(real["std_dev"], rel=0, abs=1e-12)
     assert Path(stream["results"]).is_dir()
+
+
+@pytest.mark.parametrize("grouping", GROUPINGS)
+def test_the_workers_state_equals_simulate_from_topic(stack, input_topic, stream_runs, grouping, tmp_path,
+                                                      monkeypatch):
+    """state.parquet of the streaming run (read from Spark's state store) is the simulator's, row for
+    row: one row per key at its owner for KEY, KEY_GROUP and VNODE, one per (key, worker) otherwise."""
+    monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
+    stream = stream_runs[grouping]
+    run_id = f"sim-state-{grouping.lower()}"
+    assert bench_main([
+        "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
+        "--dataset", "NYC_FLIGHTS", "--grouping", grouping, "--workers", str(E2E_FAST["workers"]),
+        "--splitters", str(E2E_FAST["splitters"]), "--run-id", run_id, "--no-progress",
+    ]) == 0
+    simulated = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    streamed = pd.read_parquet(Path(stream["results"]) / "state.parquet")
+    assert list(streamed.columns) == list(simulated.columns)
+    pd.testing.assert_frame_equal(streamed, simulated, check_dtype=False)
+    assert streamed["count"].sum() == stream["exact"]["total_count"] == input_topic.total
+    assert stream["worker_state"]["rows"] == len(simulated)
+    if grouping in RESCALABLE:
+        assert not streamed["key"].duplicated().any()

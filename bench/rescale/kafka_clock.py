@@ -1,0 +1,43 @@
+"""The simulator's clock for a topic: Kafka timestamps since the input's first record.
+
+`bench simulate --from-topic` measures a rescale event's time from the earliest tuple; the Spark
+run measures it from the smallest first timestamp over the topic's partitions (producers write
+each partition in intended-time order).
+"""
+
+from __future__ import annotations
+
+
+def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> tuple[int, int] | None:
+    """(first, last) Kafka timestamp of a topic: the smallest first and the largest last record
+    timestamp over its partitions (producers write each partition in intended-time order), or None
+    for an empty topic."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"span-{topic}", "enable.auto.commit": False})
+    try:
+        parts = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
+        first, last = [], []
+        for p in parts:
+            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
+            for offset, out in ((low, first), (high - 1, last)):
+                if high <= low:
+                    continue
+                consumer.assign([TopicPartition(topic, p, offset)])
+                msg = consumer.poll(timeout_s)
+                if msg is not None and not msg.error():
+                    out.append(msg.timestamp()[1])
+        return (min(first), max(last)) if first else None
+    finally:
+        consumer.close()
+
+
+def topic_span_ms(bootstrap: str, topic: str) -> int | None:
+    ts = topic_timestamps_ms(bootstrap, topic)
+    return None if ts is None else ts[1] - ts[0]
+
+
+def first_timestamp(bootstrap: str, topic: str) -> int | None:
+    """The topic's first Kafka timestamp (ms), or None while it is empty."""
+    ts = topic_timestamps_ms(bootstrap, topic)
+    return None if ts is None else ts[0]

@@ -1,0 +1,30 @@
+"""The ownership check of a rescale run on Spark: no batch routed a key to a worker that did not
+hold the key's state in that batch.
+
+Per batch the grouping stage reports its distinct (worker, key) pairs (`routing_summary`, in the
+observer's batches). In batch b the state of key k is at the owner of the routing in force at b:
+the routing of the last rescale whose switch batch is <= b (its state moved at the start of that
+batch, before any tuple: bench/topology/state_transfer.py).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+def violations(batches: dict[int, dict], switches: Sequence[tuple[int, object]], initial) -> list[tuple[int, int, str]]:
+    """(batch, worker, key) of every routed pair whose worker was not its key's owner then.
+
+    Args: batches: batch id -> observer batch (with `pairs`: [[key, worker], ...]); switches:
+        (switch batch, routing in force from it), ascending; initial: the routing before them.
+    """
+    out = []
+    for batch_id in sorted(batches):
+        routing = initial
+        for switch_batch, after in switches:
+            if switch_batch <= batch_id:
+                routing = after
+        for key, worker in batches[batch_id].get("pairs") or []:
+            if routing.owner_of(key) != int(worker):
+                out.append((batch_id, int(worker), key))
+    return out

@@ -1,0 +1,71 @@
+"""A rescale run's configuration and summary (bench run --rescale): the glue between the driver
+(bench/run.py) and STOP_THE_WORLD (bench/rescale/stop_the_world.py)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from bench.topology.config import TopologyConfig
+
+SPARK_PROTOCOLS = ("STOP_THE_WORLD",)
+"""The rescale protocols the Spark topology runs so far (docs/rescaling.md, "On Spark")."""
+
+
+def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> TopologyConfig:
+    """The config of a rescale run: schedule and protocol checked (the simulator's checks, and the
+    input's event-time span when the topic holds it), max parallelism = the largest worker count of
+    the schedule, the state-transfer channel on, and the switches a resumed run already made.
+
+    Args: options: `bench.run.RunOptions` (`rescale`, `protocol`); topic_complete: the input topic
+        holds the whole input (its span is checked). Raises: ValueError, one clear message each.
+    """
+    from bench.rescale.journal import Journal
+    from bench.rescale.kafka_clock import topic_span_ms
+    from bench.rescale.plan import routing_at
+    from bench.rescale.stop_the_world import batch_ids, checkpoint_partitions
+    from bench.simulate.rescale import check_rescalable
+    from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
+
+    protocol = options.protocol.strip().upper()
+    events = parse_schedule(options.rescale)
+    check_rescalable(config.grouping)
+    if protocol not in PROTOCOLS:
+        raise ValueError(f"unknown protocol {options.protocol!r}; valid: {', '.join(PROTOCOLS)}")
+    if protocol not in SPARK_PROTOCOLS:
+        raise ValueError(f"--protocol {protocol} does not run on Spark yet (only {', '.join(SPARK_PROTOCOLS)}; "
+                         "bench simulate runs every protocol)")
+    span = topic_span_ms(config.bootstrap_servers, config.topic) if topic_complete else None
+    check_schedule(events, span if span is not None else 2**62,
+                   routing_at(config.grouping, config.workers, config.grouping_params, []))
+    sizes, routing = [config.workers], routing_at(config.grouping, config.workers, config.grouping_params, [])
+    for e in events:
+        routing.reschedule(e.target)
+        sizes.append(max(routing.workers) + 1)
+    switches = tuple(Journal(config.results_dir).switches())
+    checkpoint = config.checkpoint_dir / "main"
+    partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
+    return replace(config, max_parallelism=max(sizes), transfers=True, switches=switches,
+                   state_partitions=partitions)
+
+
+def rescale_summary(rescaler, observer, protocol: str) -> dict:
+    """summary.json `rescale`: the schedule, the protocol, each event's figures and the ownership
+    check over every batch's routed (worker, key) pairs (bench/rescale/ownership.py)."""
+    from bench.rescale import ownership
+    from bench.rescale.plan import routing_at
+
+    c = rescaler.config
+    switches, targets = [], []
+    for switch_batch, target in rescaler.journal.switches():
+        targets.append(target)
+        switches.append((switch_batch, routing_at(c.grouping, c.workers, c.grouping_params, targets)))
+    bad = ownership.violations(observer.batches, switches, routing_at(c.grouping, c.workers, c.grouping_params, []))
+    bounds = [s for s, _ in switches] + [10**18]
+
+    def per_event(index: int) -> int:
+        return sum(1 for b, _, _ in bad if bounds[index] <= b < bounds[index + 1])
+
+    return {"schedule": [e.label() for e in rescaler.events], "protocol": protocol.strip().upper(),
+            "worker_id_space": c.worker_space, "ownership_violations": len(bad),
+            "ownership_violations_unit": "routed (batch, worker, key) pairs",
+            "events": rescaler.event_records(observer, per_event)}

@@ -1,0 +1,152 @@
+"""The state-transfer channel `<run>.state`: per-key worker state that changes worker in a rescale.
+
+A transformWithState operator reaches only the state of the grouping key it is called for, so a
+key whose owner changes cannot be moved inside the query from one worker's slot to another's. Its
+state goes through Kafka instead: the driver (or, later, an old owner) writes one record per
+(rescale epoch, slot, kind, chunk) to `<run>.state`; a rescale run's query reads that topic as a
+second Kafka source, and the worker-state operator applies each record to its slot's MapState in
+the batch that reads it, before that batch's tuples:
+
+- `{"epoch": e, "extract": [key, ...]}`: the old owner drops the keys' entries;
+- `{"epoch": e, "install": [[key, count, sum, first_ts_ms, last_ts_ms], ...]}`: the new owner
+  puts them.
+
+Each slot keeps the last epoch it applied (`transfer_epoch`): a record of an epoch it has applied
+already is ignored, so records written twice (a driver killed between writing and restarting)
+change nothing. The source's offsets are in the query's checkpoint like the input's: a record is
+read by exactly one batch.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+TRANSFER_COLUMN = "transfer"
+"""The worker-state operator's input column carrying a transfer record (NULL on tuple rows)."""
+CHUNK_ENTRIES = 2_000
+"""Entries per record (far below Kafka's 1 MB message limit for keys up to --max-key-bytes)."""
+EXTRACT, INSTALL = "extract", "install"
+
+
+def topic(run_id: str) -> str:
+    return f"{run_id}.state"
+
+
+def records(epoch: int, extracts: dict[int, list[str]], installs: dict[int, list[tuple]]) -> list[tuple[str, str]]:
+    """Kafka (key, value) records of one rescale epoch.
+
+    Args: epoch: the rescale's number (1 for the first event); extracts: slot -> keys its worker
+        drops; installs: slot -> `(key, count, sum, first_ts_ms, last_ts_ms)` entries it puts.
+    Returns: records keyed `<epoch>|<slot>|<kind>|<chunk>`, extracts first.
+    """
+    out = []
+    for kind, by_slot in ((EXTRACT, extracts), (INSTALL, installs)):
+        for slot in sorted(by_slot):
+            entries = list(by_slot[slot])
+            for chunk, start in enumerate(range(0, len(entries), CHUNK_ENTRIES)):
+                part = entries[start:start + CHUNK_ENTRIES]
+                body = part if kind == EXTRACT else [[str(e[0]), *map(int, e[1:])] for e in part]
+                out.append((f"{epoch}|{slot}|{kind}|{chunk}",
+                            json.dumps({"epoch": epoch, "slot": slot, kind: body}, separators=(",", ":"))))
+    return out
+
+
+def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], epoch: int,
+          timeout_s: float = 30.0) -> None:
+    """Write an epoch's records (idempotent producer, all acknowledged), then its completion marker
+    (`<epoch>|done`): `written_epochs` counts an epoch only with its marker, so a driver killed in
+    the middle writes the whole epoch again. Records of one epoch that are read twice in the same
+    batch change nothing (an extract or install applied twice is applied once).
+
+    Raises: RuntimeError: a record was not acknowledged within `timeout_s`.
+    """
+    from confluent_kafka import Producer
+
+    errors: list[str] = []
+    producer = Producer({"bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "linger.ms": 5})
+    for key, value in recs:
+        producer.produce(topic(run_id), key=key.encode(), value=value.encode(), partition=0,
+                         on_delivery=lambda err, _msg: errors.append(str(err)) if err else None)
+    left = producer.flush(timeout_s)
+    if left or errors:
+        raise RuntimeError(f"state transfer to {topic(run_id)}: {left} records unacknowledged, errors {errors[:3]}")
+    producer.produce(topic(run_id), key=f"{epoch}|done".encode(), value=json.dumps({"epoch": epoch, "slot": -1}).encode(),
+                     partition=0)
+    if producer.flush(timeout_s):
+        raise RuntimeError(f"state transfer to {topic(run_id)}: the marker of epoch {epoch} was not acknowledged")
+
+
+def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0) -> set[int]:
+    """The epochs written completely to `<run>.state` (their marker is there): a resumed driver does
+    not write them again."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"{run_id}.state-check",
+                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(topic(run_id), 0), timeout=timeout_s)
+        seen: set[int] = set()
+        if high <= low:
+            return seen
+        consumer.assign([TopicPartition(topic(run_id), 0, low)])
+        position = low
+        while position < high:
+            msg = consumer.poll(timeout_s)
+            if msg is None:
+                raise RuntimeError(f"{topic(run_id)}: no record at offset {position} within {timeout_s} s")
+            if msg.error():
+                continue
+            parts = msg.key().decode().split("|")
+            if parts[1:] == ["done"]:
+                seen.add(int(parts[0]))
+            position = msg.offset() + 1
+        return seen
+    finally:
+        consumer.close()
+
+
+def read(spark, bootstrap_servers: str, run_id: str, packed_schema: T.StructType) -> DataFrame:
+    """The channel as rows of the worker-state operator's input: `packed_schema` columns with empty
+    tuple lists, `worker` -1 and the record in TRANSFER_COLUMN."""
+    from bench.topology.spout import CONSUMER_OPTIONS
+
+    raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
+           .option("subscribe", topic(run_id)).option("startingOffsets", "earliest")
+           .options(**CONSUMER_OPTIONS).load())
+    value = F.col("value").cast("string")
+    columns = []
+    for field in packed_schema.fields:
+        if field.name == "slot":
+            columns.append(F.get_json_object(value, "$.slot").cast("int").alias("slot"))
+        elif field.name == "worker":
+            columns.append(F.lit(-1).cast("int").alias("worker"))
+        else:
+            columns.append(F.array().cast(field.dataType).alias(field.name))
+    return raw.select(*columns, value.alias(TRANSFER_COLUMN)).where(F.col("slot") >= 0)  # not the markers
+
+
+def apply(state, records_json: Iterable[str], applied_epoch: int) -> tuple[int, int, int]:
+    """Apply one slot's transfer records of a batch to its MapState, skipping epochs <= applied.
+
+    Returns: (entries removed, entries installed, the new applied epoch).
+    """
+    removed = installed = 0
+    newest = applied_epoch
+    for text in records_json:
+        record = json.loads(text)
+        epoch = int(record["epoch"])
+        if epoch <= applied_epoch:
+            continue
+        newest = max(newest, epoch)
+        for key in record.get(EXTRACT, ()):
+            state.removeKey((key,))
+            removed += 1
+        for key, count, total, first, last in record.get(INSTALL, ()):
+            state.updateValue((key,), (int(count), int(total), int(first), int(last)))
+            installed += 1
+    return removed, installed, newest

@@ -1,0 +1,145 @@
+"""The pure parts of a rescale on Spark: which entries move (bench.rescale.plan), the ownership
+check (bench.rescale.ownership), the journal, the state-transfer records and their application,
+and the grouping stage's switch at a batch."""
+
+from __future__ import annotations
+
+import json
+
+import pandas as pd
+import pytest
+
+from bench.rescale.journal import Journal
+from bench.rescale.ownership import violations
+from bench.rescale.plan import plan_move, routing_at
+from bench.topology import state_transfer
+from bench.topology.grouping_stage import due_targets, route_batch
+from bench.topology.state_layout import slot_table
+
+KEYS = [f"K{i:03d}" for i in range(60)]
+
+
+def state_at(routing) -> pd.DataFrame:
+    return pd.DataFrame({"key": KEYS, "worker": [routing.owner_of(k) for k in KEYS], "count": 2, "sum": 3,
+                         "first_ts_ms": 10, "last_ts_ms": 20})
+
+
+@pytest.mark.parametrize("grouping", ["KEY", "KEY_GROUP", "VNODE"])
+def test_a_move_takes_every_key_whose_owner_changes_from_its_slot_to_the_new_owners(grouping):
+    before, after = routing_at(grouping, 4, {}, []), routing_at(grouping, 4, {}, [6])
+    move = plan_move(state_at(before), before, after, worker_space=6, partitions_before=2, partitions_after=2)
+    moved = {k for k in KEYS if before.owner_of(k) != after.owner_of(k)}
+    assert move.moved_keys == len(moved) > 0 and move.state_entries == len(KEYS)
+    slots = slot_table(6, 2)
+    assert sorted(k for keys in move.extracts.values() for k in keys) == sorted(moved)
+    assert {e[0]: slot for slot, entries in move.installs.items() for e in entries} == \
+        {k: slots[after.owner_of(k)] for k in moved}
+    assert move.state_entries_relaid == 0
+
+
+def test_a_new_physical_layout_moves_every_entry_whose_slot_changes():
+    before, after = routing_at("VNODE", 4, {}, []), routing_at("VNODE", 4, {}, [6])
+    move = plan_move(state_at(before), before, after, worker_space=6, partitions_before=2, partitions_after=6)
+    old, new = slot_table(6, 2), slot_table(6, 6)
+    expected = sum(1 for k in KEYS if old[before.owner_of(k)] != new[after.owner_of(k)])
+    assert sum(len(v) for v in move.installs.values()) == expected
+    assert move.state_entries_relaid == expected - move.moved_keys > 0
+
+
+def test_state_at_a_worker_that_does_not_own_its_key_is_refused():
+    before, after = routing_at("VNODE", 4, {}, []), routing_at("VNODE", 4, {}, [6])
+    state = state_at(before)
+    state.loc[0, "worker"] = (state.loc[0, "worker"] + 1) % 4
+    with pytest.raises(ValueError, match="has state at worker"):
+        plan_move(state, before, after, 6, 2, 2)
+
+
+def test_the_ownership_check_sees_a_key_routed_to_its_new_owner_before_the_switch():
+    before, after = routing_at("VNODE", 4, {}, []), routing_at("VNODE", 4, {}, [6])
+    key = next(k for k in KEYS if before.owner_of(k) != after.owner_of(k))
+    batches = {0: {"pairs": [[key, before.owner_of(key)]]}, 1: {"pairs": [[key, after.owner_of(key)]]},
+               2: {"pairs": [[key, after.owner_of(key)]]}}
+    assert violations(batches, [(2, after)], before) == [(1, after.owner_of(key), key)]
+    assert violations(batches, [(1, after)], before) == []
+
+
+def test_the_grouping_stage_applies_each_switch_once_from_its_batch():
+    switches = ((5, 6), (9, 3))
+    assert due_targets(switches, 0, 4) == [] and due_targets(switches, 0, 5) == [6]
+    assert due_targets(switches, 1, 8) == [] and due_targets(switches, 0, 9) == [6, 3]
+    rows = pd.DataFrame({"partition": [0, 0], "offset": [0, 1], "idx": [0, 0], "event_ms": [1, 2],
+                         "key": KEYS[:2], "count": [1, 1]})
+    out, state = route_batch(None, rows, grouping="VNODE", workers=4, params={}, clock="kafka", targets=(6,), width=6)
+    after = routing_at("VNODE", 4, {}, [6])
+    assert out["worker"].tolist() == [after.owner_of(k) for k in KEYS[:2]]
+    assert len(json.loads(out["routed"].iloc[0])["loads"]) == 6
+
+
+class MapState:
+    def __init__(self):
+        self.values = {}
+
+    def removeKey(self, key):
+        self.values.pop(key, None)
+
+    def updateValue(self, key, value):
+        self.values[key] = value
+
+
+def test_transfer_records_apply_once_per_epoch():
+    recs = state_transfer.records(2, {7: ["a"]}, {7: [("b", 3, 4, 5, 6)]})
+    assert [k for k, _ in recs] == ["2|7|extract|0", "2|7|install|0"]
+    state = MapState()
+    state.values[("a",)] = (1, 1, 1, 1)
+    assert state_transfer.apply(state, [v for _, v in recs], applied_epoch=1) == (1, 1, 2)
+    assert state.values == {("b",): (3, 4, 5, 6)}
+    state.values[("b",)] = (9, 9, 9, 9)  # updated by tuples since: a record read again changes nothing
+    assert state_transfer.apply(state, [v for _, v in recs], applied_epoch=2) == (0, 0, 2)
+    assert state.values == {("b",): (9, 9, 9, 9)}
+
+
+def test_records_are_chunked():
+    installs = {1: [(f"k{i}", 1, 1, 1, 1) for i in range(state_transfer.CHUNK_ENTRIES + 1)]}
+    assert [k for k, _ in state_transfer.records(1, {}, installs)] == ["1|1|install|0", "1|1|install|1"]
+
+
+def test_the_journal_survives_a_new_driver(tmp_path):
+    journal = Journal(tmp_path)
+    journal.record(0, event="60s:12", target=12, phase="stopped")
+    assert not journal.reached(0, "repartitioned") and journal.switches() == []
+    journal.record(0, phase="repartitioned", switch_batch=7, repartition_batch=6)
+    again = Journal(tmp_path)
+    assert again.reached(0, "savepoint") and again.switches() == [(7, 12)] and again.offline_batches() == {6}
+
+
+def _options(rescale, protocol="STOP_THE_WORLD"):
+    from types import SimpleNamespace
+
+    return SimpleNamespace(rescale=rescale, protocol=protocol)
+
+
+def _config(tmp_path, grouping="VNODE", workers=10):
+    from bench.topology.config import TopologyConfig
+
+    return TopologyConfig(run_id="r", grouping=grouping, dataset="NYC_FLIGHTS", topic="t", bootstrap_servers="-",
+                          checkpoint_dir=tmp_path / "cp", results_dir=tmp_path / "r", workers=workers)
+
+
+def test_a_rescale_run_is_sized_for_its_largest_worker_count(tmp_path):
+    from bench.rescale.setup import rescale_config
+
+    config = rescale_config(_options("60s:12,90s:8"), _config(tmp_path), topic_complete=False)
+    assert (config.max_parallelism, config.worker_space, config.transfers, config.switches) == (12, 12, True, ())
+    assert config.partitions == config.aggregators  # N: no checkpoint yet
+
+
+@pytest.mark.parametrize("grouping,protocol,message", [
+    ("DYNAMIC_KEY", "STOP_THE_WORLD", "needs a routing that owns keys"),
+    ("VNODE", "HANDOFF", "does not run on Spark yet"),
+    ("VNODE", "NOPE", "unknown protocol"),
+])
+def test_a_rescale_spark_cannot_run_is_refused_before_it_starts(tmp_path, grouping, protocol, message):
+    from bench.rescale.setup import rescale_config
+
+    with pytest.raises(ValueError, match=message):
+        rescale_config(_options("60s:12", protocol), _config(tmp_path, grouping), topic_complete=False)
