@@ -74,6 +74,7 @@ class RunOptions:
     trigger_s: float = TopologyConfig.trigger_s
     grouping_clock: str = TopologyConfig.grouping_clock
     max_key_bytes: int = TopologyConfig.max_key_bytes
+    worker_state: bool = TopologyConfig.worker_state
     """A record with a longer key (UTF-8 bytes) is a dead letter, reason `key too long`."""
     timeout_s: float = 1800.0
     results_dir: Path | None = None
@@ -530,7 +531,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
                 log(f"InfluxDB: {backfilled:,} points written again from the run record after failed writes")
         distribution.close()
         state_record = None
-        if status == "completed" and drove:
+        if status == "completed" and drove and config.worker_state:
             state_record = _write_worker_state(spark, config, record)
         if own_session:
             spark.stop()

@@ -136,7 +136,7 @@ def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
     stamp = int(time.time())
     return {
         grouping: run_stream(prepare(e2e_options(stack, results, input_topic.name, grouping,
-                                                 f"e2e-{grouping.lower()}-{stamp}")),
+                                                 f"e2e-{grouping.lower()}-{stamp}", worker_state=True)),
                              spark=spark, log=lambda *_: None)
         for grouping in GROUPINGS
     }

@@ -64,6 +64,9 @@ def _common(p) -> None:
     p.add_argument("--timeout-s", type=float, default=1800.0, help="give up after this long (default 1800)")
     p.add_argument("--results-dir", type=Path, help="results folder (default results/)")
     p.add_argument("--checkpoint-root", type=Path, help="checkpoints under ROOT/<run_id> (default results/<run_id>/checkpoint)")
+    p.add_argument("--worker-state", action="store_true",
+                   help="each worker keeps its per-key state in Spark's state store and the run writes it to "
+                        "state.parquet (one more stateful stage per batch; a --rescale run always keeps it)")
     p.add_argument("--rescale", metavar="SCHEDULE",
                    help="rescale the stateful workers while the stream runs: '60s:12' (time since the input's "
                         "first Kafka timestamp : new worker count), as bench simulate --rescale")
@@ -111,7 +114,8 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         worker_window_s=args.worker_window_s, aggregator_window_s=args.aggregator_window_s,
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
-        max_key_bytes=args.max_key_bytes, rescale=args.rescale, protocol=args.protocol,
+        max_key_bytes=args.max_key_bytes, worker_state=args.worker_state,
+        rescale=args.rescale, protocol=args.protocol,
         results_dir=args.results_dir, checkpoint_root=args.checkpoint_root, progress=not args.no_progress,
     )
 

@@ -45,7 +45,7 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     checkpoint = config.checkpoint_dir / "main"
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
     return replace(config, max_parallelism=max(sizes), transfers=True, switches=switches,
-                   state_partitions=partitions)
+                   state_partitions=partitions, worker_state=True)
 
 
 def rescale_summary(rescaler, observer, protocol: str) -> dict:

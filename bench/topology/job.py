@@ -32,7 +32,7 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
 
         transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.PACKED_SCHEMA)
     partials = worker.work(routed, config.worker_space, config.cost_ms, config.cost_every, config.worker_window_s,
-                           config.partitions, transfers)
+                           config.partitions if config.worker_state else None, transfers)
     return aggregator.aggregate(partials, config.aggregator_window_s)
 
 

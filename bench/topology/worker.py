@@ -109,12 +109,13 @@ def placement_check() -> Column:
 
 
 def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int,
-         state_partitions: int, transfers: DataFrame | None = None) -> DataFrame:
+         state_partitions: int | None = None, transfers: DataFrame | None = None) -> DataFrame:
     """`grouping_stage` output -> worker partials:
     `wwin (struct start,end), worker, key, count, tuples, first_ts, last_ts, ts_sum_ms`.
 
-    Each worker also merges its tuples into its per-key state (`bench.topology.worker_state`, in
-    `state_partitions` state partitions). One row per (worker window, worker, key), emitted once
+    With `state_partitions` (a run with `--worker-state`, or a rescale run), each worker also
+    merges its tuples into its per-key state (`bench.topology.worker_state`, in that many state
+    partitions). One row per (worker window, worker, key), emitted once
     when the watermark passes the window. `transfers`: a rescale run's state-transfer channel
     (`bench.topology.state_transfer.read`), applied by the worker-state operator.
     """
@@ -126,7 +127,8 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
         F.collect_list(ROUTED_COLUMN).alias("routed"),  # NULLs are skipped: one per splitter and batch
         F.collect_list(LATENCY_COLUMN).alias("latency"),  # one per worker task and chunk
     )
-    stateful = worker_state.keep_state(observed, workers, state_partitions, transfers)
+    stateful = observed if state_partitions is None else \
+        worker_state.keep_state(observed, workers, state_partitions, transfers)
     return stateful.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
         F.sum("count").alias("count"),
         F.count(F.lit(1)).alias("tuples"),

@@ -142,3 +142,10 @@ def test_a_run_with_simulated_cost_aggregates_every_produced_tuple(live_run):
     assert live_run["status"] == "completed", live_run["error"]
     assert live_run["checks"]["aggregated_equals_produced"] is True, live_run["checks"]
     assert all(v is not False for v in live_run["checks"].values()), live_run["checks"]
+
+
+def test_the_worker_state_is_kept_only_when_asked(live_run, stream_runs):
+    """live_run runs the default topology: no worker-state stage, no state.parquet; the e2e runs ask
+    for it (`worker_state=True`) and write it."""
+    assert "worker_state" not in live_run and not (Path(live_run["results"]) / "state.parquet").exists()
+    assert all((Path(run["results"]) / "state.parquet").exists() for run in stream_runs.values())
