@@ -18,18 +18,33 @@ from tests.conftest import E2E_FAST, E2E_MALFORMED
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 
+@pytest.fixture(scope="module")
+def simulation(stack, input_topic, tmp_path_factory):
+    """grouping -> the results folder of `bench simulate --from-topic` over the e2e input topic with
+    the e2e runs' W and S (each grouping simulated once, on first use)."""
+    folders: dict[str, Path] = {}
+
+    def simulate(grouping: str) -> Path:
+        if grouping not in folders:
+            results = tmp_path_factory.mktemp(f"sim-{grouping.lower()}")
+            run_id = f"sim-{grouping.lower()}"
+            with pytest.MonkeyPatch.context() as mp:
+                mp.setattr("bench.results.record.RESULTS_DIR", results)
+                assert bench_main([
+                    "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
+                    "--dataset", "NYC_FLIGHTS", "--grouping", grouping, "--workers", str(E2E_FAST["workers"]),
+                    "--splitters", str(E2E_FAST["splitters"]), "--run-id", run_id, "--no-progress",
+                ]) == 0
+            folders[grouping] = results / run_id
+        return folders[grouping]
+
+    return simulate
+
+
 @pytest.mark.parametrize("grouping", GROUPINGS)
-def test_simulate_from_topic_equals_the_streaming_run(stack, input_topic, stream_runs, grouping, tmp_path,
-                                                       monkeypatch):
-    monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
+def test_simulate_from_topic_equals_the_streaming_run(stream_runs, simulation, grouping):
     stream = stream_runs[grouping]
-    run_id = f"sim-{grouping.lower()}"
-    assert bench_main([
-        "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
-        "--dataset", "NYC_FLIGHTS", "--grouping", grouping, "--workers", str(E2E_FAST["workers"]),
-        "--splitters", str(E2E_FAST["splitters"]), "--run-id", run_id, "--no-progress",
-    ]) == 0
-    simulated = json.loads((tmp_path / run_id / "summary.json").read_text())
+    simulated = json.loads((simulation(grouping) / "summary.json").read_text())
     assert simulated["dead_letters"] == len(E2E_MALFORMED)
     sim, real = simulated["exact"], stream["exact"]
     assert sim["worker_loads"] == real["worker_loads"]
@@ -41,19 +56,11 @@ def test_simulate_from_topic_equals_the_streaming_run(stack, input_topic, stream
 
 
 @pytest.mark.parametrize("grouping", GROUPINGS)
-def test_the_workers_state_equals_simulate_from_topic(stack, input_topic, stream_runs, grouping, tmp_path,
-                                                      monkeypatch):
+def test_the_workers_state_equals_simulate_from_topic(input_topic, stream_runs, simulation, grouping):
     """state.parquet of the streaming run (read from Spark's state store) is the simulator's, row for
     row: one row per key at its owner for KEY, KEY_GROUP and VNODE, one per (key, worker) otherwise."""
-    monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
     stream = stream_runs[grouping]
-    run_id = f"sim-state-{grouping.lower()}"
-    assert bench_main([
-        "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
-        "--dataset", "NYC_FLIGHTS", "--grouping", grouping, "--workers", str(E2E_FAST["workers"]),
-        "--splitters", str(E2E_FAST["splitters"]), "--run-id", run_id, "--no-progress",
-    ]) == 0
-    simulated = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    simulated = pd.read_parquet(simulation(grouping) / "state.parquet")
     streamed = pd.read_parquet(Path(stream["results"]) / "state.parquet")
     assert list(streamed.columns) == list(simulated.columns)
     pd.testing.assert_frame_equal(streamed, simulated, check_dtype=False)
