@@ -461,7 +461,6 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     rescaler = None
     if o.rescale:
         from bench.rescale.journal import Journal
-        from bench.rescale.kafka_clock import first_timestamp
         from bench.rescale.stop_the_world import StopTheWorld
         from groupings.rescaling import parse_schedule
 
@@ -474,7 +473,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     try:
         if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
             # a driver killed in the middle of a rescale: finish it before the query runs again
-            rescaler.t_first_ms = first_timestamp(config.bootstrap_servers, config.topic)
+            rescaler.anchor_clock()
             topology = rescaler.run_event(spark, None, start_query, observer, log)
             config = rescaler.config
         else:
@@ -616,10 +615,7 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
         if o.stop_after_batches is not None and data_batches >= o.stop_after_batches:
             return "stopped"
         if rescaler is not None and rescaler.next_index() is not None and data_batches:
-            if rescaler.t_first_ms is None:
-                from bench.rescale.kafka_clock import first_timestamp
-
-                rescaler.t_first_ms = first_timestamp(config.bootstrap_servers, config.topic)
+            rescaler.anchor_clock()
             if rescaler.due(observer):
                 return "rescale"
         if end_sent_at is None:

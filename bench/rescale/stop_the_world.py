@@ -86,6 +86,14 @@ class StopTheWorld:
         max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
         return max_ts > 0 and max_ts - self.t_first_ms >= self.events[index].at_ms
 
+    def anchor_clock(self) -> None:
+        """Set `t_first_ms`, the zero of the schedule's clock: the input topic's first Kafka
+        timestamp (read once; None while the topic is empty)."""
+        if self.t_first_ms is None:
+            from bench.rescale.kafka_clock import first_timestamp
+
+            self.t_first_ms = first_timestamp(self.config.bootstrap_servers, self.config.topic)
+
     def targets(self) -> list:
         return [target for _, target in self.journal.switches()]
 
