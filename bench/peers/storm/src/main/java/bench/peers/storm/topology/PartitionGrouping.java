@@ -1,7 +1,5 @@
 package bench.peers.storm.topology;
 
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import org.apache.storm.generated.GlobalStreamId;
 import org.apache.storm.grouping.CustomStreamGrouping;
@@ -23,12 +21,7 @@ public final class PartitionGrouping implements CustomStreamGrouping {
 
     @Override
     public void prepare(WorkerTopologyContext context, GlobalStreamId stream, List<Integer> targetTasks) {
-        List<Integer> sorted = new ArrayList<>(targetTasks);
-        Collections.sort(sorted);
-        targets = new ArrayList<>(sorted.size());
-        for (Integer task : sorted) {
-            targets.add(Collections.singletonList(task));
-        }
+        targets = Targets.singletons(targetTasks);
     }
 
     @Override

@@ -2,8 +2,6 @@ package bench.peers.storm.topology;
 
 import bench.peers.storm.groupings.Groupings;
 import bench.peers.storm.groupings.ReferenceGrouping;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.List;
 import org.apache.storm.generated.GlobalStreamId;
 import org.apache.storm.grouping.CustomStreamGrouping;
@@ -35,12 +33,7 @@ public final class ReferenceStreamGrouping implements CustomStreamGrouping {
 
     @Override
     public void prepare(WorkerTopologyContext context, GlobalStreamId stream, List<Integer> targetTasks) {
-        List<Integer> sorted = new ArrayList<>(targetTasks);
-        Collections.sort(sorted);
-        targets = new ArrayList<>(sorted.size());
-        for (Integer task : sorted) {
-            targets.add(Collections.singletonList(task)); // one immutable list per worker: no allocation per tuple
-        }
+        targets = Targets.singletons(targetTasks);
     }
 
     @Override
