@@ -13,6 +13,19 @@ from bench.stack import artifacts, tools
 from bench.stack.config import HOST, StackConfig
 from bench.stack.process import ManagedProcess, ServiceFailed
 
+
+def random_cluster_id() -> str:
+    """A KRaft cluster id: 16 random bytes, URL-safe base64 without padding (22 characters).
+
+    Follows Kafka's ``Uuid.randomUuid``, which draws again while the text starts with "-":
+    argparse-style parsers, ``kafka-storage format`` among them, read "-t -xyz" as a
+    missing value (one id in 64 would otherwise fail the format).
+    """
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
 HEAP = "-Xmx768m"
 
 LOG4J2 = dedent(
@@ -105,9 +118,11 @@ class KafkaService:
         # `kafka-storage format` once: the meta.properties file marks formatted storage.
         if (self.home / "data" / "meta.properties").is_file():
             return
-        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
         proc = subprocess.run(
-            self._java("kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(self.properties)),
+            self._java(
+                "kafka.tools.StorageTool", "format",
+                f"--cluster-id={random_cluster_id()}", f"--config={self.properties}",
+            ),
             capture_output=True,
             text=True,
             check=False,
