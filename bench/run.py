@@ -437,8 +437,21 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
+    rescaler = None
+    spans = None
+    if o.rescale:
+        from bench.rescale.figures import rescale_spans
+        from bench.rescale.journal import Journal
+        from bench.rescale.stop_the_world import StopTheWorld
+        from groupings.rescaling import parse_schedule
+
+        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
+
+        def spans():
+            return rescale_spans(rescaler.journal.events, observer.batches)
     observer = Observer(prepared.run_id, config.worker_space, config.results_dir, tags=tags, live_input=live_input,
-                        outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s)
+                        outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s,
+                        rescale_spans=spans)
 
     own_session = spark is None
     if own_session:
@@ -458,14 +471,6 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     replay_summary = None
     status = "completed"
     error = None
-    rescaler = None
-    if o.rescale:
-        from bench.rescale.journal import Journal
-        from bench.rescale.stop_the_world import StopTheWorld
-        from groupings.rescaling import parse_schedule
-
-        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
-
     def start_query(cfg, once=False):
         return job.start(spark, cfg, prepared.splitter_sql, observer, once=once)
 
@@ -546,6 +551,12 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         from bench.rescale.setup import rescale_summary
 
         summary["rescale"] = rescale_summary(rescaler, observer, o.protocol)
+        if prepared.influx_url and summary["rescale"]["events"]:
+            from bench.rescale.figures import write_influx
+
+            summary["rescale"]["influx"] = write_influx(
+                summary["rescale"]["events"], tags, prepared.influx_url, prepared.influx_database,
+                token=o.influx_token, org=o.influx_org, bucket=o.influx_bucket)
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})
