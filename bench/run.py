@@ -471,6 +471,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     replay_summary = None
     status = "completed"
     error = None
+
     def start_query(cfg, once=False):
         return job.start(spark, cfg, prepared.splitter_sql, observer, once=once)
 
