@@ -446,9 +446,23 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         from groupings.rescaling import parse_schedule
 
         rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
+        stopping: list[int] = []  # wall ms at which the driver began a rescale it has not journalled yet
 
         def spans():
-            return rescale_spans(rescaler.journal.events, observer.batches)
+            journalled = rescale_spans(rescaler.journal.events, observer.batches)
+            # the query's stop can take seconds before the journal has the event: a tick meanwhile is in it
+            began = list(stopping)  # the driver thread may clear it meanwhile
+            if began and all((e.get("stop_wall_ms") or 0) < began[0] for e in list(rescaler.journal.events)):
+                return journalled + [(began[0], None)]
+            return journalled
+
+        def run_event(topology):
+            stopping[:] = [int(time.time() * 1000)]
+            try:
+                return rescaler.run_event(spark, topology, start_query, observer, log)
+            finally:
+                stopping.clear()
+
     observer = Observer(prepared.run_id, config.worker_space, config.results_dir, tags=tags, live_input=live_input,
                         outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s,
                         rescale_spans=spans)
@@ -480,7 +494,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
             # a driver killed in the middle of a rescale: finish it before the query runs again
             rescaler.anchor_clock()
-            topology = rescaler.run_event(spark, None, start_query, observer, log)
+            topology = run_event(None)
             config = rescaler.config
         else:
             topology = start_query(config)
@@ -508,7 +522,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         ends = end_offsets(config.bootstrap_servers, config.topic)
         status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
         while status == "rescale":
-            topology = rescaler.run_event(spark, topology, start_query, observer, log)
+            topology = run_event(topology)
             config = rescaler.config
             status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
         drove = True
