@@ -437,8 +437,35 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     # Latency is meaningful only when this attempt replays the whole topic while consuming it (a
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
+    rescaler = None
+    spans = None
+    if o.rescale:
+        from bench.rescale.figures import rescale_spans
+        from bench.rescale.journal import Journal
+        from bench.rescale.stop_the_world import StopTheWorld
+        from groupings.rescaling import parse_schedule
+
+        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
+        stopping: list[int] = []  # wall ms at which the driver began a rescale it has not journalled yet
+
+        def spans():
+            journalled = rescale_spans(rescaler.journal.events, observer.batches)
+            # the query's stop can take seconds before the journal has the event: a tick meanwhile is in it
+            began = list(stopping)  # the driver thread may clear it meanwhile
+            if began and all((e.get("stop_wall_ms") or 0) < began[0] for e in list(rescaler.journal.events)):
+                return journalled + [(began[0], None)]
+            return journalled
+
+        def run_event(topology):
+            stopping[:] = [int(time.time() * 1000)]
+            try:
+                return rescaler.run_event(spark, topology, start_query, observer, log)
+            finally:
+                stopping.clear()
+
     observer = Observer(prepared.run_id, config.worker_space, config.results_dir, tags=tags, live_input=live_input,
-                        outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s)
+                        outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s,
+                        rescale_spans=spans)
 
     own_session = spark is None
     if own_session:
@@ -458,13 +485,6 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     replay_summary = None
     status = "completed"
     error = None
-    rescaler = None
-    if o.rescale:
-        from bench.rescale.journal import Journal
-        from bench.rescale.stop_the_world import StopTheWorld
-        from groupings.rescaling import parse_schedule
-
-        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
 
     def start_query(cfg, once=False):
         return job.start(spark, cfg, prepared.splitter_sql, observer, once=once)
@@ -474,7 +494,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
             # a driver killed in the middle of a rescale: finish it before the query runs again
             rescaler.anchor_clock()
-            topology = rescaler.run_event(spark, None, start_query, observer, log)
+            topology = run_event(None)
             config = rescaler.config
         else:
             topology = start_query(config)
@@ -502,7 +522,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         ends = end_offsets(config.bootstrap_servers, config.topic)
         status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
         while status == "rescale":
-            topology = rescaler.run_event(spark, topology, start_query, observer, log)
+            topology = run_event(topology)
             config = rescaler.config
             status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
         drove = True
@@ -546,6 +566,12 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         from bench.rescale.setup import rescale_summary
 
         summary["rescale"] = rescale_summary(rescaler, observer, o.protocol)
+        if prepared.influx_url and summary["rescale"]["events"]:
+            from bench.rescale.figures import write_influx
+
+            summary["rescale"]["influx"] = write_influx(
+                summary["rescale"]["events"], tags, prepared.influx_url, prepared.influx_database,
+                token=o.influx_token, org=o.influx_org, bucket=o.influx_bucket)
     record.write_run("stream", base_run, {**dataset_info, "replay": replay_summary.to_dict() if replay_summary else None},
                      {"resumed": resumed, "status": status, "experiment_id": experiment_id,
                       "attempts": attempts})

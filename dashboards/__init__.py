@@ -9,4 +9,10 @@ InfluxDB 1.8, 2.x (v1 compatibility API) and 3.x share:
 - `capacity_step`, one point per step of `make capacity` (`bench.capacity.step_point`); tags run_id
   (the step's run), grouping, dataset, cost_ms, repetition, experiment_id; fields rate, p50_ms,
   p99_ms, lag_slope, lag_growth, max_lag, hottest_share, held (bool), why.
+- `rescale`, one point per rescale event (`bench.observer.influx_schema.rescale_point`), of
+  `bench simulate --rescale` (at the event's start on the tuples' clock; tag mode=simulate) and of
+  `bench run --rescale` (at the query's stop, wall clock); tags run_id, grouping, dataset (workers
+  on Spark runs), protocol, routing, event; fields every number of the event in summary.json
+  `rescale.events` (pause_ms, moved_keys, throughput_tps_before, ..., resumed_wall_ms), `step_<name>`
+  and `description` (text). A rescale run's `observer` ticks also have `rescaling` (bool).
 """

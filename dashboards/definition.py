@@ -15,7 +15,8 @@ from grafana_foundation_sdk.models.dashboard import (DataSourceRef, GridPos, Var
                                                      VariableSort)
 
 from bench.capacity import CAPACITY_STEP
-from dashboards.influxql import InfluxQL
+from bench.observer.influx_schema import RESCALE
+from dashboards.influxql import InfluxQL, InfluxQLAnnotation
 
 DATASOURCE = DataSourceRef(type_val="influxdb", uid="stream-groupings-influxdb")
 """The InfluxQL data source the provisioning files create (dashboards/provisioning)."""
@@ -136,6 +137,62 @@ def panels() -> list:
     ]
 
 
+RESCALE_TABLE_FIELDS = ("pause_ms", "moved_keys", "moved_groups", "groups", "state_entries_read", "state_bytes_read",
+                        "throughput_tps_before", "throughput_tps_during", "throughput_tps_after",
+                        "latency_ms_p99_before", "latency_ms_p99_during", "latency_ms_p99_after",
+                        "std_dev_before", "std_dev_after", "ownership_violations")
+"""Fields of the `rescale` measurement in the "Rescale events" table (docs/rescaling.md, "Figures of a rescale")."""
+
+
+def rescale_annotation() -> InfluxQLAnnotation:
+    """Each rescale event of the selected runs as an annotation on every time-series panel: from the
+    point's time (a Spark run: the stop) to `resumed_wall_ms` (the end of the switch batch, so the
+    pause is a region; the simulator's points have no end and show as a line)."""
+    return (InfluxQLAnnotation("Rescales", f'SELECT "description", "resumed_wall_ms", "protocol", "routing", "run_id" '
+                                           f'FROM "{RESCALE}" WHERE $timeFilter AND {FILTER}')
+            .datasource(DATASOURCE).icon_color("orange")
+            .columns(text="description", tags="protocol,routing,run_id", time_end="resumed_wall_ms"))
+
+
+def rescaling_panels() -> list[tuple[object, GridPos]]:
+    """The panels of the "Rescaling" row with their positions relative to the row (y = 0 is the
+    line under its header)."""
+    return [
+        (time_series("Per-worker load across a rescale (weighted tuples/s per worker)",
+                     "Each worker's routed weighted load per second (the derivative of its cumulative load, "
+                     "measurement worker_load); the rescale annotation marks the pause, from the stop to the end "
+                     "of the first batch under the new routing. Workers added by a rescale start at 0.",
+                     [influxql(f'SELECT non_negative_derivative(last("load"), 1s) AS "load_per_s" FROM "worker_load" '
+                               f"WHERE $timeFilter AND {FILTER} GROUP BY time($__interval), \"run_id\", \"worker\" "
+                               "fill(none)", "WLOAD", "$tag_run_id w$tag_worker")], unit="rps"),
+         GridPos(h=8, w=24, x=0, y=0)),
+        (stat.Panel().title("Rescale pause (ms)")
+         .description("pause_ms: on Spark, wall time from the query's stop to the end of the first batch under the "
+                      "new routing (STOP_THE_WORLD); in the simulator, the time every router was stopped.")
+         .datasource(DATASOURCE)
+         .targets([latest("pause_ms", "$tag_run_id $tag_event", "PAUSE", measurement=RESCALE,
+                          by='"run_id", "event"')]).reduce_options(last_not_null()).unit("ms"),
+         GridPos(h=5, w=12, x=0, y=8)),
+        (stat.Panel().title("State moved: keys and units (vnodes, key groups, keys)")
+         .description("moved_keys: keys with state whose worker changed (their entries went through <run>.state); "
+                      "moved_groups: routing units whose owner changed.").datasource(DATASOURCE)
+         .targets([latest("moved_keys", "keys $tag_run_id $tag_event", "MKEYS", measurement=RESCALE,
+                          by='"run_id", "event"'),
+                   latest("moved_groups", "units $tag_run_id $tag_event", "MUNITS", measurement=RESCALE,
+                          by='"run_id", "event"')]).reduce_options(last_not_null()),
+         GridPos(h=5, w=12, x=12, y=8)),
+        (table.Panel().title("Rescale events: pause, moved state, throughput and p99 before / during / after")
+         .description("One row per rescale event (measurement rescale, one point per event): pause (ms), moved keys "
+                      "and units, state read (entries, bytes), tuples/s and processing p99 (ms) in the 30 s before "
+                      "the stop, during the pause and 30 s after it, STD_DEV before and after (pp), ownership "
+                      "violations (must be 0).").datasource(DATASOURCE)
+         .targets([influxql("SELECT " + ", ".join(f'"{f}"' for f in RESCALE_TABLE_FIELDS) + f' FROM "{RESCALE}" '
+                            f'WHERE $timeFilter AND {FILTER} GROUP BY "run_id", "event", "protocol", "routing"',
+                            "EVENTS", result_format="table")]),
+         GridPos(h=8, w=24, x=0, y=13)),
+    ]
+
+
 def dashboard() -> sdk.Dashboard:
     """The dashboard builder (grafana-foundation-sdk); `dashboards.build` serialises what it builds."""
     board = (sdk.Dashboard("Stream groupings").uid("stream-groupings")
@@ -144,7 +201,14 @@ def dashboard() -> sdk.Dashboard:
              .tags(["stream-groupings", "spark", "kafka"]).timezone("utc").time("now-1h", "now").refresh("10s")
              .editable()
              .with_variable(variable("run_id", "run")).with_variable(variable("grouping", "grouping"))
-             .with_variable(variable("dataset", "dataset")))
-    for index, panel in enumerate(panels()):
+             .with_variable(variable("dataset", "dataset"))
+             .annotation(rescale_annotation()))
+    main = panels()
+    for index, panel in enumerate(main):
         board.with_panel(panel.id(index + 1).grid_pos(panel_grid(index)))
+    row_y = panel_grid(len(main) - 1).y + 8
+    board.with_row(sdk.Row("Rescaling").id(len(main) + 1).grid_pos(GridPos(h=1, w=24, x=0, y=row_y)))
+    for index, (panel, pos) in enumerate(rescaling_panels()):
+        pos.y += row_y + 1
+        board.with_panel(panel.id(len(main) + 2 + index).grid_pos(pos))
     return board

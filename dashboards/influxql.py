@@ -70,3 +70,62 @@ class InfluxQL(cogbuilder.Builder[InfluxQLQuery]):
     def datasource(self, datasource: dashboard.DataSourceRef) -> typing.Self:
         self._internal.datasource = datasource
         return self
+
+
+class InfluxQLAnnotationQuery(dashboard.AnnotationQuery):
+    """A dashboard annotation read with InfluxQL. Grafana's InfluxDB data source takes the query
+    from the annotation itself (`query`, "InfluxQL puts a query string on the annotation") and maps
+    the result's columns to an event with `titleColumn`, `textColumn`, `tagsColumn` (comma-separated)
+    and `timeEndColumn` (a region's end, epoch ms); the `time` column is the event's start. Source:
+    Grafana's public/app/plugins/datasource/influxdb/datasource.ts (`annotationEvents`) and
+    response_parser.ts (`transformAnnotationResponse`)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.query = ""
+        self.title_column: str | None = None
+        self.text_column: str | None = None
+        self.tags_column: str | None = None
+        self.time_end_column: str | None = None
+
+    def to_json(self) -> dict[str, object]:
+        payload = super().to_json()
+        payload["query"] = self.query
+        for key, value in (("titleColumn", self.title_column), ("textColumn", self.text_column),
+                           ("tagsColumn", self.tags_column), ("timeEndColumn", self.time_end_column)):
+            if value is not None:
+                payload[key] = value
+        return payload
+
+
+class InfluxQLAnnotation(cogbuilder.Builder[InfluxQLAnnotationQuery]):
+    """Builder of an `InfluxQLAnnotationQuery`: `InfluxQLAnnotation(name, query).datasource(ref)
+    .columns(text="description", tags="protocol,routing", time_end="resumed_wall_ms")`."""
+
+    def __init__(self, name: str, query: str) -> None:
+        if not query.lstrip().upper().startswith("SELECT "):
+            raise ValueError(f"not an InfluxQL SELECT statement: {query!r}")
+        self._internal = InfluxQLAnnotationQuery()
+        self._internal.name = name
+        self._internal.query = query
+        self._internal.enable = True
+
+    def build(self) -> InfluxQLAnnotationQuery:
+        return self._internal
+
+    def datasource(self, datasource: dashboard.DataSourceRef) -> typing.Self:
+        self._internal.datasource = datasource
+        return self
+
+    def icon_color(self, color: str) -> typing.Self:
+        self._internal.icon_color = color
+        return self
+
+    def columns(self, *, title: str | None = None, text: str | None = None, tags: str | None = None,
+                time_end: str | None = None) -> typing.Self:
+        """Which result columns give the event's title, text, tags (comma-separated names) and end."""
+        self._internal.title_column = title
+        self._internal.text_column = text
+        self._internal.tags_column = tags
+        self._internal.time_end_column = time_end
+        return self

@@ -152,3 +152,28 @@ def live_run(stack, spark, tmp_path_factory) -> dict:
                           f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS,
                           cost_ms=1.0, latency_warmup_s=0.0)
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)
+
+
+@pytest.fixture(scope="session")
+def stw_schedule(stack, input_topic) -> str:
+    """4 -> 6 workers half-way through the shared topic's valid tuples on the simulator's clock (the
+    topic was replayed as fast as possible: its 2,000 records span a few ms; its malformed records,
+    written after them, do not count); with A = 2, N goes from 2 to 6."""
+    from bench.simulate.sources import from_topic
+    from datasets import get_dataset
+
+    table = from_topic(get_dataset(E2E_DATASET), input_topic.name, stack.bootstrap_servers,
+                       E2E_FAST["splitters"])[0]
+    return f"{(int(table.ts_ms.max()) - int(table.ts_ms.min())) // 2}ms:6"
+
+
+@pytest.fixture(scope="session")
+def stw_run(stack, spark, input_topic, stw_schedule, tmp_path_factory) -> dict:
+    """summary.json of the session's one STOP_THE_WORLD rescale run (VNODE over the shared topic,
+    `stw_schedule`); the rescale and dashboard tests assert on it."""
+    from bench.run import prepare, run_stream
+
+    options = e2e_options(stack, tmp_path_factory.mktemp("stw"), input_topic.name, "VNODE",
+                          f"e2e-stw-{int(time.time())}", rescale=stw_schedule, protocol="STOP_THE_WORLD",
+                          max_offsets_per_trigger=300)
+    return run_stream(prepare(options), spark=spark, log=lambda *_: None)

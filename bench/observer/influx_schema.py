@@ -17,6 +17,7 @@ from collections.abc import Iterator, Mapping
 
 OBSERVER = "observer"
 WORKER_LOAD = "worker_load"
+RESCALE = "rescale"
 
 OBSERVER_FIELDS: dict[str, type] = {
     # floats: ratios, percentages, durations, rates, latencies
@@ -31,6 +32,8 @@ OBSERVER_FIELDS: dict[str, type] = {
     "state_memory_bytes": int, "aggregated_count": int, "latency_tuples": int,
     # JSON text
     "hottest_keys": str,
+    # booleans: a rescale run's ticks only
+    "rescaling": bool,
 }
 """Fields of `observer`, one point per tick (metrics.parquet row)."""
 
@@ -49,6 +52,8 @@ def _typed(value, kind: type):
         return None
     if kind is str:
         return str(value)
+    if kind is bool:
+        return bool(value)
     try:
         number = float(value)
     except (TypeError, ValueError):
@@ -85,3 +90,38 @@ def row_points(row: Mapping, tags: Mapping[str, str]) -> Iterator[tuple[str, dic
             wf = {k: v for k, v in (("load", _typed(load, int)), ("share_pct", _typed(share, float))) if v is not None}
             if wf:
                 yield WORKER_LOAD, {**tags, "worker": str(w)}, wf, time_ms
+
+
+RESCALE_TAGS = ("protocol", "routing", "event")
+"""Tags of a `rescale` point beside the run's (the event's protocol, grouping and schedule item)."""
+
+
+def rescale_point(event: Mapping, time_ms: int) -> tuple[str, dict, dict, int]:
+    """`(measurement, tags, fields, time_ms)` of one rescale event (an object of summary.json
+    `rescale.events`, of `bench simulate` or of `bench run`), for the measurement `rescale`.
+
+    Fields: every finite number of the event as a float (`pause_ms`, `moved_keys`, `moved_groups`,
+    `state_bytes_read`, `throughput_tps_before`, ...: docs/rescaling.md, "Figures of a rescale"),
+    whatever its Python type, so that no later point meets a field type conflict; each numeric entry
+    of `steps` as `step_<name>` (float, ms or count); and `description`, one line of text for an
+    annotation (`<event> <protocol> on <routing>: <before> -> <after> workers, pause <ms> ms, <n>
+    keys moved`). Tags: `protocol`, `routing`, `event`; the caller adds the run's.
+    `time_ms`: epoch ms of the point, chosen by the caller (the simulator: the event's start on the
+    tuples' clock; a Spark run: the wall-clock time of the stop).
+    """
+    def number(value) -> float | None:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            return None
+        return float(value) if math.isfinite(value) else None
+
+    fields = {k: n for k, v in event.items() if (n := number(v)) is not None}
+    for name, value in (event.get("steps") or {}).items():
+        if (n := number(value)) is not None:
+            fields[f"step_{name}"] = n
+    pause = event.get("pause_ms")
+    fields["description"] = (
+        f"{event['event']} {event['protocol']} on {event['routing']}: {event.get('workers_before')} -> "
+        f"{event.get('workers_after')} workers, pause {'-' if pause is None else f'{pause:,.0f}'} ms, "
+        f"{event.get('moved_keys', '-')} keys moved")
+    tags = {k: str(event[k]) for k in RESCALE_TAGS}
+    return RESCALE, tags, fields, int(time_ms)

@@ -132,12 +132,17 @@ class Observer:
     """Tick logic and outputs of one run. Thread-safe: the listener, the sink and the ticker call in."""
 
     def __init__(self, run_id: str, workers: int, folder: Path, *, tags: dict | None = None,
-                 outputs: tuple = (), record=None, live_input: bool = True, latency_warmup_s: float = 0.0):
+                 outputs: tuple = (), record=None, live_input: bool = True, latency_warmup_s: float = 0.0,
+                 rescale_spans=None):
         """`live_input` False: the input topic was recorded before the run, so a latency measured from
         the Kafka timestamp would measure the topic's age, not the pipeline: latency is not reported.
         `latency_warmup_s`: the run's processing latency (`run_latency`) leaves out the batches that
         started within this many seconds of the first batch with data (Python workers' start-up);
-        the per-tick figures keep them."""
+        the per-tick figures keep them.
+        `rescale_spans`: for a rescale run, a callable returning the `(stop, resumed)` wall-clock
+        spans (epoch ms; resumed None while under way) of its rescales (`bench.rescale.figures.
+        rescale_spans`); each tick then has `rescaling`: a span overlapped the tick's interval
+        (from the previous tick's time, or the first batch with data, to this tick's)."""
         self.run_id = run_id
         self.workers = workers
         self.folder = Path(folder)
@@ -146,6 +151,7 @@ class Observer:
         self.record = record
         self.live_input = live_input
         self.latency_warmup_s = latency_warmup_s
+        self.rescale_spans = rescale_spans
         self._lock = threading.RLock()
         self._write_lock = threading.Lock()
         self._rows_written = 0
@@ -280,6 +286,11 @@ class Observer:
                 **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),
                 "hottest_keys": json.dumps(hottest_keys(agg)),
             }
+            if self.rescale_spans is not None:
+                from bench.rescale.figures import overlaps
+
+                since = self.rows[-1]["time_ms"] if self.rows else (self.start_ms or now_ms)
+                row["rescaling"] = overlaps(self.rescale_spans(), int(since), now_ms)
             self.rows.append(row)
             rows = list(self.rows)
         for out in self.outputs:

@@ -50,8 +50,10 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
 
 def rescale_summary(rescaler, observer, protocol: str) -> dict:
     """summary.json `rescale`: the schedule, the protocol, each event's figures and the ownership
-    check over every batch's routed (worker, key) pairs (bench/rescale/ownership.py)."""
+    check over every batch's routed (worker, key) pairs (bench/rescale/ownership.py), and the
+    throughput, latency and imbalance around each event (bench/rescale/figures.py)."""
     from bench.rescale import ownership
+    from bench.rescale.figures import add_event_figures
     from bench.rescale.plan import routing_at
 
     c = rescaler.config
@@ -65,7 +67,8 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     def per_event(index: int) -> int:
         return sum(1 for b, _, _ in bad if bounds[index] <= b < bounds[index + 1])
 
+    events = rescaler.event_records(observer, per_event)
+    add_event_figures(events, observer.batches, observer.live_input)
     return {"schedule": [e.label() for e in rescaler.events], "protocol": protocol.strip().upper(),
             "worker_id_space": c.worker_space, "ownership_violations": len(bad),
-            "ownership_violations_unit": "routed (batch, worker, key) pairs",
-            "events": rescaler.event_records(observer, per_event)}
+            "ownership_violations_unit": "routed (batch, worker, key) pairs", "events": events}

@@ -4,14 +4,13 @@ per-tick columns of metrics.parquet, and the points of the InfluxDB measurement 
 
 from __future__ import annotations
 
-import math
-
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
 from bench import metrics
+from bench.observer.influx_schema import RESCALE, rescale_point
 from bench.simulate.engine import TupleTable
 
 if TYPE_CHECKING:  # the simulation imports this module
@@ -133,19 +132,17 @@ def tick_columns(table: TupleTable, result: RescaleResult, tick_ms: int) -> dict
     return out
 
 
-RESCALE_MEASUREMENT = "rescale"
+RESCALE_MEASUREMENT = RESCALE
 """InfluxDB measurement of rescale events: one point per event at its start (tags run_id, grouping,
-dataset, protocol, routing; fields: every number of the event in summary.json)."""
+dataset, protocol, routing, event; fields: `influx_schema.rescale_point`)."""
 
 
 def influx_points(events: list[dict], t_first_ms: int) -> list[tuple[str, dict, int, dict]]:
     """`(measurement, fields, time_ms, tags)` of each event, for `InfluxWriter.write_point`; time is
-    the event's start on the run's clock (the first tuple's time + `started_ms`). Every field is a
-    float, whatever its Python value, so that no later point meets a field type conflict."""
+    the event's start on the run's clock (the first tuple's time + `started_ms`). The point is
+    `bench.observer.influx_schema.rescale_point`, the one a Spark rescale run writes too."""
     points = []
     for e in events:
-        fields = {k: float(v) for k, v in e.items()
-                  if isinstance(v, int | float) and not isinstance(v, bool) and math.isfinite(v)}
-        tags = {"protocol": e["protocol"], "routing": e["routing"], "event": e["event"]}
-        points.append((RESCALE_MEASUREMENT, fields, int(t_first_ms + e["started_ms"]), tags))
+        measurement, tags, fields, time_ms = rescale_point(e, int(t_first_ms + e["started_ms"]))
+        points.append((measurement, fields, time_ms, tags))
     return points

@@ -23,6 +23,11 @@ def panel_queries(dashboard: dict) -> list[tuple[str, str]]:
     return [(p["title"], t["query"]) for p in dashboard["panels"] for t in p.get("targets", [])]
 
 
+def annotation_queries(dashboard: dict) -> list[tuple[str, str]]:
+    """(annotation name, raw InfluxQL) of every InfluxQL annotation (Grafana's built-in one has no query)."""
+    return [(a["name"], a["query"]) for a in dashboard.get("annotations", {}).get("list", []) if a.get("query")]
+
+
 def variable_queries(dashboard: dict) -> dict[str, str]:
     return {v["name"]: v["query"] for v in dashboard["templating"]["list"] if v["type"] == "query"}
 

@@ -1,7 +1,8 @@
 """Every dashboard query, as Grafana would send it, returns data from the real InfluxDB after the
-streaming runs of the test session (one per grouping on a recorded topic, and one live run, which
-alone has processing and window latency), and after the capacity decisions on that live run are
-written as `make capacity` writes them."""
+streaming runs of the test session (one per grouping on a recorded topic, one live run, which
+alone has processing and window latency, and the STOP_THE_WORLD rescale run, which alone writes the
+`rescale` measurement), and after the capacity decisions on that live run are written as
+`make capacity` writes them."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.dashboards.grafana import expand, load_dashboard, panel_queries, variable_queries
+from tests.dashboards.grafana import annotation_queries, expand, load_dashboard, panel_queries, variable_queries
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -30,7 +31,8 @@ def influxql(stack, query: str) -> list[dict]:
 
 
 def check_dashboard(stack, dashboard: dict, since_ms: int) -> list[str]:
-    """Run every variable query, then every panel query with "All" selected; the problems found."""
+    """Run every variable query, then every panel and annotation query with "All" selected; the
+    problems found."""
     problems = []
     variables = {}
     for name, query in variable_queries(dashboard).items():
@@ -40,7 +42,7 @@ def check_dashboard(stack, dashboard: dict, since_ms: int) -> list[str]:
             problems.append(f"variable {name}: {query!r} returned nothing")
         variables[name] = values or ["none"]
     now_ms = int(time.time() * 1000) + 60_000
-    for title, raw in panel_queries(dashboard):
+    for title, raw in panel_queries(dashboard) + annotation_queries(dashboard):
         query = expand(raw, variables, since_ms, now_ms, interval="2s")
         series = influxql(stack, query)
         if not any(v is not None for s in series for row in s["values"] for v in row[1:]):
@@ -64,12 +66,12 @@ def capacity_steps(stack, live_run) -> list[dict]:
     return steps
 
 
-def test_every_panel_and_variable_query_returns_data(stack, stream_runs, live_run, capacity_steps):
+def test_every_panel_and_variable_query_returns_data(stack, stream_runs, live_run, capacity_steps, stw_run):
     since_ms = int(time.time() * 1000) - 3_600_000
     assert check_dashboard(stack, load_dashboard(), since_ms) == []
 
 
-def test_a_wrong_field_name_is_caught(stack, stream_runs):
+def test_a_wrong_field_name_is_caught(stack, stream_runs, live_run, capacity_steps, stw_run):
     broken = copy.deepcopy(load_dashboard())
     target = broken["panels"][0]["targets"][0]
     target["query"] = target["query"].replace('"std_dev"', '"std_deviation"')
@@ -107,3 +109,33 @@ def test_capacity_panels_show_the_held_rate_and_every_step(stack, live_run, capa
     assert rows["1"]["held"] is True and rows["2"]["held"] is False
     assert rows["2"]["why"].startswith("p99 ") and rows["1"]["p99_ms"] == pytest.approx(capacity_steps[0]["p99_ms"])
     assert rows["1"]["rate"] == 500.0 and rows["1"]["p99_ms"] > rows["1"]["p50_ms"] > 0
+
+
+def test_rescaling_row_shows_the_rescale_run_s_event_as_annotation_table_and_stats(stack, stw_run):
+    dashboard = load_dashboard()
+    (event,) = stw_run["rescale"]["events"]
+    run_id = Path(stw_run["results"]).name
+    variables = {"run_id": [run_id], "grouping": ["VNODE"], "dataset": ["NYC_FLIGHTS"]}
+    now_ms = int(time.time() * 1000)
+
+    def run(raw: str) -> list[dict]:
+        return influxql(stack, expand(raw, variables, now_ms - 3_600_000, now_ms + 60_000, "2s"))
+
+    ((_, annotation),) = annotation_queries(dashboard)
+    (series,) = run(annotation)
+    (row,) = [dict(zip(series["columns"], v)) for v in series["values"]]
+    assert row["time"] == event["stop_wall_ms"] and row["resumed_wall_ms"] == event["resumed_wall_ms"]
+    assert (row["protocol"], row["routing"], row["run_id"]) == ("STOP_THE_WORLD", "VNODE", run_id)
+    assert "4 -> 6 workers" in row["description"]
+    queries = dict(panel_queries(dashboard))
+    (events,) = run(next(q for t, q in queries.items() if t.startswith("Rescale events")))
+    assert events["tags"] == {"run_id": run_id, "event": event["event"], "protocol": "STOP_THE_WORLD",
+                              "routing": "VNODE"}
+    (values,) = [dict(zip(events["columns"], v)) for v in events["values"]]
+    assert values["pause_ms"] == event["pause_ms"] and values["moved_keys"] == event["moved_keys"]
+    (pause,) = run(next(q for t, q in queries.items() if t.startswith("Rescale pause")))
+    assert pause["values"][0][1] == event["pause_ms"]
+    loads = run(next(q for t, q in queries.items() if t.startswith("Per-worker load across")))
+    assert sorted(s["tags"]["worker"] for s in loads) == [str(w) for w in range(6)]  # the worker-id space
+    added = [v[1] for s in loads if s["tags"]["worker"] in ("4", "5") for v in s["values"]]
+    assert max(added) > 0  # the workers added by the rescale took load after it

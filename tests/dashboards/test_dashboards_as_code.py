@@ -12,7 +12,7 @@ import yaml
 
 from dashboards import build
 from dashboards.influxql import InfluxQL
-from tests.dashboards.grafana import load_dashboard, panel_queries, variable_queries
+from tests.dashboards.grafana import annotation_queries, load_dashboard, panel_queries, variable_queries
 
 ROOT = Path(__file__).resolve().parents[2] / "dashboards"
 
@@ -33,23 +33,40 @@ def test_panels_cover_the_issue_and_use_the_provisioned_influxql_source():
     titles = " | ".join(p["title"] for p in dashboard["panels"])
     for needle in ("STD_DEV", "Per-worker load share", "DIST_COST", "Throughput", "Processing latency",
                    "p99.9", "Window output latency", "batches: duration", "input rate", "Dead letters",
-                   "Capacity: highest input rate held", "Capacity steps"):
+                   "Capacity: highest input rate held", "Capacity steps", "Rescaling", "Per-worker load across a rescale",
+                   "Rescale pause", "State moved", "Rescale events"):
         assert needle in titles
     source = yaml.safe_load((ROOT / "provisioning" / "datasources" / "influxdb.yml").read_text())["datasources"][0]
     assert source["type"] == "influxdb" and source["jsonData"]["dbName"] == "groupings"
     for panel in dashboard["panels"]:
+        if panel["type"] == "row":
+            continue
         assert panel["targets"], panel["title"]
         for target in panel["targets"]:
             assert target["datasource"]["uid"] == source["uid"]
             assert target["rawQuery"] is True and target["query"].startswith("SELECT ")
     assert set(variable_queries(dashboard)) == {"run_id", "grouping", "dataset"}
-    assert all("$timeFilter" in q for _, q in panel_queries(dashboard))
+    assert all("$timeFilter" in q for _, q in panel_queries(dashboard) + annotation_queries(dashboard))
+    (annotation,) = dashboard["annotations"]["list"]
+    assert annotation["datasource"]["uid"] == source["uid"] and 'FROM "rescale"' in annotation["query"]
+    assert annotation["timeEndColumn"] == "resumed_wall_ms" and annotation["textColumn"] == "description"
+
+
+def test_the_rescaling_row_comes_after_every_other_panel_and_its_panels_under_it():
+    panels = load_dashboard()["panels"]
+    (row,) = [p for p in panels if p["type"] == "row"]
+    assert row["title"] == "Rescaling" and not row["collapsed"]
+    above = [p for p in panels if p["id"] < row["id"]]
+    under = [p for p in panels if p["id"] > row["id"]]
+    assert under and all(p["gridPos"]["y"] + p["gridPos"]["h"] <= row["gridPos"]["y"] for p in above)
+    assert all(p["gridPos"]["y"] > row["gridPos"]["y"] for p in under)
+    assert len({p["id"] for p in panels}) == len(panels)
 
 
 def test_processing_latency_panel_reads_the_observers_hdr_fields_and_window_latency_has_its_own():
     from bench.observer.influx_schema import OBSERVER_FIELDS
 
-    panels = {p["title"].split(" (")[0]: [t["query"] for t in p["targets"]] for p in load_dashboard()["panels"]}
+    panels = {p["title"].split(" (")[0]: [t["query"] for t in p.get("targets", [])] for p in load_dashboard()["panels"]}
     processing = " ".join(panels["Processing latency"])
     window = " ".join(panels["Window output latency"])
     for field in ("latency_p50_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms"):

@@ -16,7 +16,7 @@ from bench.observer.influx import InfluxWriter
 from bench.observer.influx_schema import OBSERVER_FIELDS, WORKER_LOAD_FIELDS, row_points
 
 T0 = 1_800_000_000_000
-INFLUX_TYPE = {int: "integer", float: "float", str: "string"}
+INFLUX_TYPE = {int: "integer", float: "float", str: "string", bool: "boolean"}
 
 
 def tick(i: int, *, as_int: bool) -> dict:
@@ -26,7 +26,9 @@ def tick(i: int, *, as_int: bool) -> dict:
     row = {"run_id": "r", "tick": i, "time_ms": T0 + 1000 * i, "worker_loads": [3, 1], "worker_shares": [75, 25.0],
            "watermark": None, "hottest_keys": json.dumps([{"key": "JFK", "count": 3}])}
     for name, kind in OBSERVER_FIELDS.items():
-        if name not in row:
+        if kind is bool:
+            row[name] = i % 2 == 0
+        elif name not in row:
             row[name] = (num(i + 1) if kind is float else (int(i + 1) if as_int else float(i + 1)))
     return row
 

@@ -19,29 +19,9 @@ from tests.conftest import E2E_FAST, e2e_options
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-@pytest.fixture(scope="module")
-def schedule(stack, input_topic) -> str:
-    """4 -> 6 workers half-way through the shared topic's valid tuples on the simulator's clock (the
-    topic was replayed as fast as possible: its 2,000 records span a few ms; its malformed records,
-    written after them, do not count); with A = 2, N goes from 2 to 6."""
-    from bench.simulate.sources import from_topic
-    from datasets import get_dataset
-
-    table = from_topic(get_dataset("NYC_FLIGHTS"), input_topic.name, stack.bootstrap_servers,
-                       E2E_FAST["splitters"])[0]
-    return f"{(int(table.ts_ms.max()) - int(table.ts_ms.min())) // 2}ms:6"
-
 
 @pytest.fixture(scope="module")
-def rescaled(stack, spark, input_topic, schedule, tmp_path_factory):
-    run_id = f"e2e-stw-{int(time.time())}"
-    options = e2e_options(stack, tmp_path_factory.mktemp("stw"), input_topic.name, "VNODE", run_id,
-                          rescale=schedule, protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
-    return run_stream(prepare(options), spark=spark, log=lambda *_: None)
-
-
-@pytest.fixture(scope="module")
-def simulated(stack, input_topic, schedule, tmp_path_factory):
+def simulated(stack, input_topic, stw_schedule, tmp_path_factory):
     folder = tmp_path_factory.mktemp("stw-sim")
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", folder)
@@ -49,24 +29,24 @@ def simulated(stack, input_topic, schedule, tmp_path_factory):
             "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
             "--dataset", "NYC_FLIGHTS", "--grouping", "VNODE", "--workers", str(E2E_FAST["workers"]),
             "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim-stw", "--no-progress",
-            "--rescale", schedule, "--protocol", "STOP_THE_WORLD",
+            "--rescale", stw_schedule, "--protocol", "STOP_THE_WORLD",
         ])
     assert simulate_ok == 0
     return (json.loads((folder / "sim-stw" / "summary.json").read_text()),
             pd.read_parquet(folder / "sim-stw" / "state.parquet"))
 
 
-def test_totals_are_exact_and_the_checks_hold(stack, rescaled, input_topic):
-    assert rescaled["status"] == "completed", rescaled["error"]
-    assert all(v is not False for v in rescaled["checks"].values()), rescaled["checks"]
-    run_id = Path(rescaled["results"]).name
+def test_totals_are_exact_and_the_checks_hold(stack, stw_run, input_topic):
+    assert stw_run["status"] == "completed", stw_run["error"]
+    assert all(v is not False for v in stw_run["checks"].values()), stw_run["checks"]
+    run_id = Path(stw_run["results"]).name
     aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
     assert sum(v["count"] for v in aggregates.values()) == input_topic.total
-    assert rescaled["exact"]["total_count"] == input_topic.total
+    assert stw_run["exact"]["total_count"] == input_topic.total
 
 
-def test_the_event_is_recorded_with_the_figures_of_part_1(rescaled, simulated):
-    rescale = rescaled["rescale"]
+def test_the_event_is_recorded_with_the_figures_of_part_1(stw_run, simulated):
+    rescale = stw_run["rescale"]
     assert rescale["ownership_violations"] == 0 and rescale["worker_id_space"] == 6
     (event,) = rescale["events"]
     (sim_event,) = simulated[0]["rescale"]["events"]
@@ -79,14 +59,68 @@ def test_the_event_is_recorded_with_the_figures_of_part_1(rescaled, simulated):
     assert event["state_entries_read"] >= event["moved_keys"]
 
 
-def test_the_final_state_is_the_simulators_and_that_of_the_run_without_rescaling(rescaled, simulated, stream_runs):
-    state = pd.read_parquet(Path(rescaled["results"]) / "state.parquet")
+def test_the_final_state_is_the_simulators_and_that_of_the_run_without_rescaling(stw_run, simulated, stream_runs):
+    state = pd.read_parquet(Path(stw_run["results"]) / "state.parquet")
     pd.testing.assert_frame_equal(state, simulated[1], check_dtype=False)  # owners included
     assert not state["key"].duplicated().any()
     plain = pd.read_parquet(Path(stream_runs["VNODE"]["results"]) / "state.parquet")
     cols = ["key", "count", "sum", "first_ts_ms", "last_ts_ms"]
     pd.testing.assert_frame_equal(state[cols], plain[cols], check_dtype=False)
     assert set(state["worker"]) - set(range(4))  # keys now at the added workers 4 and 5
+
+
+def test_throughput_and_imbalance_around_the_event_are_measured_on_the_wall_clock(stw_run):
+    (event,) = stw_run["rescale"]["events"]
+    assert event["resumed_wall_ms"] == event["stop_wall_ms"] + event["pause_ms"]
+    # tuples were finished before the stop, during the pause (the interrupted batch, the switch batch)
+    # and after it: the event lies half-way through the input
+    for window in ("before", "during", "after"):
+        assert event[f"throughput_tps_{window}"] > 0, window
+        assert event[f"latency_ms_p99_{window}"] is None  # a recorded topic: no processing latency
+    assert event["std_dev_before"] is not None and event["std_dev_after"] is not None
+    assert event["max_mean_before"] >= 1 and event["max_mean_after"] >= 1
+
+
+def test_the_ticks_of_the_pause_are_marked_rescaling_in_metrics_and_influxdb(stack, stw_run):
+    from tests.observer.test_influx_schema import query
+
+    (event,) = stw_run["rescale"]["events"]
+    ticks = pd.read_parquet(Path(stw_run["results"]) / "metrics.parquet")
+    assert ticks["rescaling"].dtype == bool and ticks["rescaling"].any() and not ticks["rescaling"].all()
+    previous = ticks["time_ms"].shift(1)
+    marked = ticks[ticks["rescaling"]]
+    began = event["stop_wall_ms"] - 100  # the driver notes the stop a moment before it journals stop_wall_ms
+    assert (marked["time_ms"] >= began).all()
+    assert (previous[ticks["rescaling"]].fillna(0) < event["resumed_wall_ms"]).all()
+    assert not ticks.loc[ticks["time_ms"] < began, "rescaling"].any()
+    # every tick whose interval holds the stop or lies in the pause is marked
+    during = (ticks["time_ms"] >= event["stop_wall_ms"]) & (previous < event["resumed_wall_ms"])
+    assert ticks.loc[during, "rescaling"].all()
+    run_id = Path(stw_run["results"]).name
+    (series,) = query(stack, f"SELECT \"rescaling\" FROM \"observer\" WHERE \"run_id\" = '{run_id}'")
+    written = {t: v for t, v in series["values"]}
+    assert written == dict(zip(ticks["time_ms"].astype(int), ticks["rescaling"]))
+
+
+def test_the_rescale_point_reaches_influxdb_at_the_stop_with_the_events_figures(stack, stw_run):
+    from tests.observer.test_influx_schema import query
+
+    (event,) = stw_run["rescale"]["events"]
+    assert stw_run["rescale"]["influx"] == {"points_sent": 1, "error": None}
+    run_id = Path(stw_run["results"]).name
+    (series,) = query(stack, f"SELECT * FROM \"rescale\" WHERE \"run_id\" = '{run_id}' AND time >= 0")
+    (point,) = [dict(zip(series["columns"], v)) for v in series["values"]]
+    assert point["time"] == event["stop_wall_ms"]
+    assert {k: point[k] for k in ("run_id", "grouping", "dataset", "workers", "protocol", "routing", "event")} == {
+        "run_id": run_id, "grouping": "VNODE", "dataset": "NYC_FLIGHTS", "workers": "4",
+        "protocol": "STOP_THE_WORLD", "routing": "VNODE", "event": stw_run["rescale"]["schedule"][0]}
+    for field in ("pause_ms", "moved_keys", "moved_groups", "groups", "state_entries_read", "state_bytes_read",
+                  "barrier_batch", "switch_batch", "resumed_wall_ms", "ownership_violations",
+                  "throughput_tps_before", "throughput_tps_during", "throughput_tps_after", "std_dev_after"):
+        assert point[field] == pytest.approx(event[field]), field
+    assert point["step_savepoint_ms"] == pytest.approx(event["steps"]["savepoint_ms"])
+    assert "latency_ms_p99_during" not in point  # no such field: the run had no latency
+    assert point["description"].startswith(f"{event['event']} STOP_THE_WORLD on VNODE: 4 -> 6 workers, pause ")
 
 
 def _children(pid: int) -> list[int]:
@@ -106,7 +140,7 @@ def _wait_gone(pids: list[int], timeout_s: float) -> None:
 
 
 @pytest.mark.parametrize("phase", ["repartitioned"])
-def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, schedule, simulated,
+def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule, simulated,
                                                                   tmp_path, phase):
     """SIGKILL after Spark's repartition wrote its batch and before the moved state reached
     `<run>.state`; the same run id finishes the rescale and the run, exactly."""
@@ -118,7 +152,7 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     from bench.rescale.stop_the_world import HANG_AFTER
 
     run_id = f"e2e-stw-kill-{int(time.time())}"
-    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=schedule,
+    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
                           protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
     cmd = [sys.executable, "-m", "bench", "run", "--grouping", "VNODE", "--dataset", "NYC_FLIGHTS",
            "--topic", input_topic.name, "--no-replay", "--run-id", run_id, "--master", "local[2]",
@@ -127,7 +161,7 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
            "--workers", "4", "--splitters", str(E2E_FAST["splitters"]), "--aggregators", "2", "--cost-ms", "0",
            "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
            "--observer-tick-s", "2", "--trigger-s", "0.5", "--max-offsets-per-trigger", "300",
-           "--rescale", schedule, "--protocol", "STOP_THE_WORLD", "--timeout-s", "600"]
+           "--rescale", stw_schedule, "--protocol", "STOP_THE_WORLD", "--timeout-s", "600"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, HANG_AFTER: phase})
     journal = tmp_path / run_id / "rescale.json"
