@@ -490,6 +490,8 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         return job.start(spark, cfg, prepared.splitter_sql, observer, once=once)
 
     drove = False  # the driver loop returned (no exception on its way out)
+    replaying: BackgroundReplay | None = None  # a rescale run's live replay, beside the driver loop
+    ends: dict[int, int] | None = None
     try:
         if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
             # a driver killed in the middle of a rescale: finish it before the query runs again
@@ -513,18 +515,33 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
                 # of the records.
                 _wait_first_batch(topology, listener, o.timeout_s)
                 log(f"replaying {prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) into {config.topic} ...")
-            replay_summary = replay(prepared.dataset, config.topic, config.bootstrap_servers,
-                                    partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress,
-                                    resume=True)
-            attempt["records_replayed"] = replay_summary.records
-            if not replay_summary.ok:
-                raise RunError(f"the replay into {config.topic} did not complete: {replay_summary.errors[:3]}")
-        ends = end_offsets(config.bootstrap_servers, config.topic)
-        status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
+            replay_args = (prepared.dataset, config.topic, config.bootstrap_servers)
+            replay_kwargs = dict(partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress,
+                                 resume=True)
+            if rescaler is None:
+                replay_summary = _replayed(replay(*replay_args, **replay_kwargs), config.topic, attempt)
+            else:
+                # A rescale's time is on the input's clock, and a live input does not wait for a
+                # rescale: the driver follows the batches, and stops the query, while the records arrive.
+                replaying = BackgroundReplay(replay, *replay_args, **replay_kwargs)
+
+        def input_ends() -> dict[int, int] | None:
+            """The input topic's end offsets, once the replay (if any) has handed over every record."""
+            nonlocal ends, replay_summary
+            if ends is None:
+                if replaying is not None:
+                    if not replaying.done():
+                        return None
+                    replay_summary = _replayed(replaying.result(), config.topic, attempt)
+                ends = end_offsets(config.bootstrap_servers, config.topic)
+            return ends
+
+        status = _drive(topology, listener, dead_letters, observer, config, o, input_ends, log, logs.outage, rescaler)
         while status == "rescale":
             topology = run_event(topology)
             config = rescaler.config
-            status = _drive(topology, listener, dead_letters, observer, config, o, ends, log, logs.outage, rescaler)
+            status = _drive(topology, listener, dead_letters, observer, config, o, input_ends, log, logs.outage,
+                            rescaler)
         drove = True
     except KeyboardInterrupt:
         status = "interrupted"
@@ -616,10 +633,52 @@ def _wait_first_batch(topology, listener, timeout_s: float) -> None:
         time.sleep(0.2)
 
 
+def _replayed(summary, topic: str, attempt: dict):
+    """The replay's summary, recorded in the attempt; RunError if a record was not delivered."""
+    attempt["records_replayed"] = summary.records
+    if not summary.ok:
+        raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
+    return summary
+
+
+class BackgroundReplay:
+    """`producers.replay(*args, **kwargs)` in a daemon thread: a rescale run's live input, replayed
+    while the driver loop follows the batches. A driver that ends meanwhile (Ctrl-C, a failure) does
+    not wait for it; the replay is idempotent and resumable, so the run's next attempt sends only
+    the records that are missing (`resume=True`)."""
+
+    def __init__(self, replay, *args, **kwargs):
+        import threading
+
+        self._result = None
+        self._error: BaseException | None = None
+
+        def run():
+            try:
+                self._result = replay(*args, **kwargs)
+            except BaseException as e:  # noqa: BLE001 - handed to the driver by result()
+                self._error = e
+
+        self._thread = threading.Thread(target=run, name="replay", daemon=True)
+        self._thread.start()
+
+    def done(self) -> bool:
+        return not self._thread.is_alive()
+
+    def result(self):
+        """The ReplaySummary; raises what the replay raised. Call once `done()`."""
+        self._thread.join()
+        if self._error is not None:
+            raise self._error
+        return self._result
+
+
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
-           ends: dict[int, int], log, outage=None, rescaler=None) -> str:
+           input_ends, log, outage=None, rescaler=None) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
-    windows closed. Returns "rescale" when a committed batch reaches the next rescale's time."""
+    windows closed. Returns "rescale" when a committed batch reaches the next rescale's time.
+    `input_ends()`: the input topic's end offsets per partition, or None while records are still
+    being replayed into it."""
     deadline = time.monotonic() + o.timeout_s
     end_sent_at: int | None = None
     last_batch = -1
@@ -645,7 +704,8 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
             if rescaler.due(observer):
                 return "rescale"
         if end_sent_at is None:
-            if consumed(progress, config.topic, ends) and dead_letters.covers(ends):
+            ends = input_ends()
+            if ends is not None and consumed(progress, config.topic, ends) and dead_letters.covers(ends):
                 max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
                 if max_ts == 0 and any(ends.values()):
                     time.sleep(0.5)  # the listener has not delivered the batches yet
