@@ -2,7 +2,7 @@
 
 Every parameter is named after what it measures, carries its unit in the name and has a default.
 `restart_ms` and `transfer_per_entry_ms` are measured on the Spark topology (part 2,
-docs/rescaling.md "Calibration"); the others are plausible for one machine and could not be
+docs/rescaling.md "Calibration of the cost model from Spark"); the others are plausible for one machine and could not be
 measured there (same section, one reason each). The simulator charges:
 
 - a worker `tuple_work_ms` per tuple it processes (its FIFO queue decides the latency);
