@@ -79,10 +79,19 @@ class StopTheWorld:
 
     def due(self, observer) -> bool:
         """Whether a committed batch has reached the next event's time on the Kafka clock (largest
-        Kafka timestamp processed, minus the input's first)."""
+        Kafka timestamp processed, minus the input's first), and the previous event is done: its
+        switch batch committed. Events run one at a time, as in the simulator (an event requested
+        while the previous one is under way starts when it is done)."""
         index = self.next_index()
         if index is None or self.t_first_ms is None:
             return False
+        if index > 0:
+            # Without this, an event whose time the previous barrier already passed would stop the
+            # query before the switch batch ran: its savepoint would hold the previous event's
+            # moved keys at their old owners, and both switches would fall on the same batch.
+            switch = self.journal.event(index - 1)["switch_batch"]
+            if not any(b >= switch for b in observer.batches):
+                return False
         max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
         return max_ts > 0 and max_ts - self.t_first_ms >= self.events[index].at_ms
 

@@ -21,19 +21,42 @@ pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 
 @pytest.fixture(scope="module")
-def simulated(stack, input_topic, stw_schedule, tmp_path_factory):
-    folder = tmp_path_factory.mktemp("stw-sim")
+def two_events(stack, input_topic) -> str:
+    """Two events by worker id on the shared topic: add workers 4 and 5 at a third of the valid
+    tuples' span, remove worker 1 a third later (4 -> 6 -> 5 workers, ids 0, 2, 3, 4, 5 at the end);
+    with A = 2, N goes 2 -> 6 -> 5. The topic was replayed as fast as possible: its span is a few ms
+    (2 ms seen), so the times are whole ms at least 1 ms apart."""
+    from bench.simulate.sources import from_topic
+    from datasets import get_dataset
+
+    table = from_topic(get_dataset("NYC_FLIGHTS"), input_topic.name, stack.bootstrap_servers,
+                       E2E_FAST["splitters"])[0]
+    span = int(table.ts_ms.max()) - int(table.ts_ms.min())
+    first = span // 3
+    second = first + max(1, span // 3)
+    assert second < span, f"the shared topic's tuples span {span} ms: two events need at least 2 ms"
+    return f"{first}ms:+4,+5,{second}ms:-1"
+
+
+def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame]:
+    """summary.json and state.parquet of `bench simulate --from-topic` over the shared topic with the
+    e2e runs' W and S, `schedule` and STOP_THE_WORLD."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", folder)
         simulate_ok = bench_main([
             "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
             "--dataset", "NYC_FLIGHTS", "--grouping", "VNODE", "--workers", str(E2E_FAST["workers"]),
             "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim-stw", "--no-progress",
-            "--rescale", stw_schedule, "--protocol", "STOP_THE_WORLD",
+            "--rescale", schedule, "--protocol", "STOP_THE_WORLD",
         ])
     assert simulate_ok == 0
     return (json.loads((folder / "sim-stw" / "summary.json").read_text()),
             pd.read_parquet(folder / "sim-stw" / "state.parquet"))
+
+
+@pytest.fixture(scope="module")
+def simulated(stack, input_topic, stw_schedule, tmp_path_factory):
+    return simulate_stop_the_world(stack, input_topic, stw_schedule, tmp_path_factory.mktemp("stw-sim"))
 
 
 def test_totals_are_exact_and_the_checks_hold(stack, stw_run, input_topic):
@@ -196,3 +219,40 @@ def state_topic_has_epoch(stack, run_id: str) -> bool:
     from bench.topology import state_transfer
 
     return 1 in state_transfer.written_epochs(stack.bootstrap_servers, run_id)
+
+
+@pytest.fixture(scope="module")
+def rescaled_twice(stack, spark, input_topic, two_events, tmp_path_factory):
+    run_id = f"e2e-stw2-{int(time.time())}"
+    options = e2e_options(stack, tmp_path_factory.mktemp("stw2"), input_topic.name, "VNODE", run_id,
+                          rescale=two_events, protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
+    return run_stream(prepare(options), spark=spark, log=lambda *_: None)
+
+
+def test_two_events_by_worker_id_are_exact(stack, input_topic, two_events, rescaled_twice, tmp_path):
+    """`+4,+5` then `-1`: each event stops, moves and restarts in turn (the second only once the
+    first's switch batch is committed); totals exact, every check true, 0 ownership violations,
+    the final state the simulator's row for row, owners included."""
+    run = rescaled_twice
+    assert run["status"] == "completed", run["error"]
+    assert all(v is not False for v in run["checks"].values()), run["checks"]
+    run_id = Path(run["results"]).name
+    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
+    assert sum(v["count"] for v in aggregates.values()) == input_topic.total
+    assert run["exact"]["total_count"] == input_topic.total
+    sim_summary, sim_state = simulate_stop_the_world(stack, input_topic, two_events, tmp_path)
+    rescale = run["rescale"]
+    assert rescale["ownership_violations"] == 0 and rescale["worker_id_space"] == 6
+    first, second = rescale["events"]
+    assert (first["worker_ids_before"], first["worker_ids_after"]) == ([0, 1, 2, 3], [0, 1, 2, 3, 4, 5])
+    assert (second["worker_ids_before"], second["worker_ids_after"]) == ([0, 1, 2, 3, 4, 5], [0, 2, 3, 4, 5])
+    assert [(e["partitions_before"], e["partitions_after"]) for e in (first, second)] == [(2, 6), (6, 5)]
+    assert first["barrier_batch"] < first["switch_batch"] <= second["barrier_batch"] < second["switch_batch"]
+    assert [e["moved_groups"] for e in rescale["events"]] == [e["moved_groups"] for e in sim_summary["rescale"]["events"]]
+    for event in rescale["events"]:
+        assert event["ownership_violations"] == 0 and event["pause_ms"] > 0
+        assert event["state_entries_read"] >= event["moved_keys"] == event["state_entries_moved"]
+    state = pd.read_parquet(Path(run["results"]) / "state.parquet")
+    pd.testing.assert_frame_equal(state, sim_state, check_dtype=False)  # owners included
+    assert not state["key"].duplicated().any()
+    assert set(state["worker"]) <= {0, 2, 3, 4, 5} and {4, 5} & set(state["worker"])
