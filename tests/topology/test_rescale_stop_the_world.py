@@ -95,11 +95,20 @@ def test_the_final_state_is_the_simulators_and_that_of_the_run_without_rescaling
 def test_throughput_and_imbalance_around_the_event_are_measured_on_the_wall_clock(stw_run):
     (event,) = stw_run["rescale"]["events"]
     assert event["resumed_wall_ms"] == event["stop_wall_ms"] + event["pause_ms"]
-    # tuples were finished before the stop, during the pause (the interrupted batch, the switch batch)
-    # and after it: the event lies half-way through the input
-    for window in ("before", "during", "after"):
+    # Tuples were finished before the stop and during the pause (the interrupted batch, the switch
+    # batch); after it only if a batch with data followed the switch batch: the shared topic's
+    # records span a few ms, so the barrier, and the switch with it, may fall on its last batches
+    # (test_rescale_live.py checks the window after the pause on an input that goes on).
+    for window in ("before", "during"):
         assert event[f"throughput_tps_{window}"] > 0, window
-        assert event[f"latency_ms_p99_{window}"] is None  # a recorded topic: no processing latency
+    with (Path(stw_run["results"]) / "observer" / "progress.jsonl").open() as journal:
+        batches = [json.loads(line) for line in journal]
+    if any(b["batch_id"] > event["switch_batch"] and b["rows"] for b in batches):
+        assert event["throughput_tps_after"] > 0
+    else:
+        assert event["throughput_tps_after"] is None
+    for window in ("before", "during", "after"):
+        assert event[f"latency_ms_p99_{window}"] is None, window  # a recorded topic: no processing latency
     assert event["std_dev_before"] is not None and event["std_dev_after"] is not None
     assert event["max_mean_before"] >= 1 and event["max_mean_after"] >= 1
 
