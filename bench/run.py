@@ -705,7 +705,9 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
                 return "rescale"
         if end_sent_at is None:
             ends = input_ends()
-            if ends is not None and consumed(progress, config.topic, ends) and dead_letters.covers(ends):
+            rescale_waits = rescaler is not None and rescaler.reached(observer)
+            if ends is not None and not rescale_waits and consumed(progress, config.topic, ends) \
+                    and dead_letters.covers(ends):
                 max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
                 if max_ts == 0 and any(ends.values()):
                     time.sleep(0.5)  # the listener has not delivered the batches yet

@@ -77,13 +77,23 @@ class StopTheWorld:
                 return index
         return None
 
-    def due(self, observer) -> bool:
+    def reached(self, observer) -> bool:
         """Whether a committed batch has reached the next event's time on the Kafka clock (largest
-        Kafka timestamp processed, minus the input's first), and the previous event is done: its
-        switch batch committed. Events run one at a time, as in the simulator (an event requested
-        while the previous one is under way starts when it is done)."""
+        Kafka timestamp processed, minus the input's first). The driver must not close the input
+        (its end-of-input record) while such an event waits: the event's barrier would include the
+        end-of-input record and the windows would never close after the restart."""
         index = self.next_index()
         if index is None or self.t_first_ms is None:
+            return False
+        max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
+        return max_ts > 0 and max_ts - self.t_first_ms >= self.events[index].at_ms
+
+    def due(self, observer) -> bool:
+        """Whether the next event is `reached` and the previous event is done: its switch batch
+        committed. Events run one at a time, as in the simulator (an event requested while the
+        previous one is under way starts when it is done)."""
+        index = self.next_index()
+        if index is None or not self.reached(observer):
             return False
         if index > 0:
             # Without this, an event whose time the previous barrier already passed would stop the
@@ -92,8 +102,7 @@ class StopTheWorld:
             switch = self.journal.event(index - 1)["switch_batch"]
             if not any(b >= switch for b in observer.batches):
                 return False
-        max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
-        return max_ts > 0 and max_ts - self.t_first_ms >= self.events[index].at_ms
+        return True
 
     def anchor_clock(self) -> None:
         """Set `t_first_ms`, the zero of the schedule's clock: the input topic's first Kafka

@@ -15,32 +15,44 @@ import pytest
 from bench.__main__ import main as bench_main
 from bench.run import prepare, run_stream
 from bench.topology.sink import read_aggregates
-from tests.conftest import E2E_FAST, e2e_options
+from tests.conftest import E2E_DATASET, E2E_FAST, E2E_LIMIT, E2E_PARTITIONS, InputTopic, e2e_options
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 
 @pytest.fixture(scope="module")
-def two_events(stack, input_topic) -> str:
-    """Two events by worker id on the shared topic: add workers 4 and 5 at a third of the valid
-    tuples' span, remove worker 1 a third later (4 -> 6 -> 5 workers, ids 0, 2, 3, 4, 5 at the end);
-    with A = 2, N goes 2 -> 6 -> 5. The topic was replayed as fast as possible: its span is a few ms
-    (2 ms seen), so the times are whole ms at least 1 ms apart."""
+def paced_topic(stack) -> InputTopic:
+    """The shared topic's 2,000 NYC_FLIGHTS records (without its malformed ones) replayed at 4,000
+    records/s: 0.5 s of Kafka timestamps, where the shared topic's fast replay spans 0-3 ms, so two
+    events on it lie whole micro-batches apart on any machine."""
+    from datasets import get_dataset
+    from producers import replay
+
+    topic = f"e2e.nyc.paced.{int(time.time())}"
+    dataset = get_dataset(E2E_DATASET)
+    assert replay(dataset, topic, stack.bootstrap_servers, partitions=E2E_PARTITIONS, limit=E2E_LIMIT,
+                  rate=4000.0, progress=False).ok
+    stats = dataset.key_stats(E2E_LIMIT)
+    return InputTopic(topic, dict(stats.weights), stats.weight)
+
+
+@pytest.fixture(scope="module")
+def two_events(stack, paced_topic) -> str:
+    """Two events by worker id: add workers 4 and 5 at a third of the valid tuples' span, remove
+    worker 1 at two thirds (4 -> 6 -> 5 workers, ids 0, 2, 3, 4, 5 at the end); with A = 2, N goes
+    2 -> 6 -> 5."""
     from bench.simulate.sources import from_topic
     from datasets import get_dataset
 
-    table = from_topic(get_dataset("NYC_FLIGHTS"), input_topic.name, stack.bootstrap_servers,
+    table = from_topic(get_dataset(E2E_DATASET), paced_topic.name, stack.bootstrap_servers,
                        E2E_FAST["splitters"])[0]
     span = int(table.ts_ms.max()) - int(table.ts_ms.min())
-    first = span // 3
-    second = first + max(1, span // 3)
-    assert second < span, f"the shared topic's tuples span {span} ms: two events need at least 2 ms"
-    return f"{first}ms:+4,+5,{second}ms:-1"
+    return f"{span // 3}ms:+4,+5,{2 * span // 3}ms:-1"
 
 
 def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame]:
-    """summary.json and state.parquet of `bench simulate --from-topic` over the shared topic with the
-    e2e runs' W and S, `schedule` and STOP_THE_WORLD."""
+    """summary.json and state.parquet of `bench simulate --from-topic` over `input_topic` (an
+    InputTopic) with the e2e runs' W and S, `schedule` and STOP_THE_WORLD."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", folder)
         simulate_ok = bench_main([
@@ -59,13 +71,18 @@ def simulated(stack, input_topic, stw_schedule, tmp_path_factory):
     return simulate_stop_the_world(stack, input_topic, stw_schedule, tmp_path_factory.mktemp("stw-sim"))
 
 
+def assert_completed_exactly(stack, run: dict, total: int) -> None:
+    """The run completed, every check held, and its aggregates (Kafka) and exact figures count
+    `total`, the input's weighted tuples."""
+    assert run["status"] == "completed", run["error"]
+    assert all(v is not False for v in run["checks"].values()), run["checks"]
+    aggregates = read_aggregates(stack.bootstrap_servers, f"{Path(run['results']).name}.aggregates")
+    assert sum(v["count"] for v in aggregates.values()) == total
+    assert run["exact"]["total_count"] == total
+
+
 def test_totals_are_exact_and_the_checks_hold(stack, stw_run, input_topic):
-    assert stw_run["status"] == "completed", stw_run["error"]
-    assert all(v is not False for v in stw_run["checks"].values()), stw_run["checks"]
-    run_id = Path(stw_run["results"]).name
-    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
-    assert sum(v["count"] for v in aggregates.values()) == input_topic.total
-    assert stw_run["exact"]["total_count"] == input_topic.total
+    assert_completed_exactly(stack, stw_run, input_topic.total)
 
 
 def test_the_event_is_recorded_with_the_figures_of_part_1(stw_run, simulated):
@@ -231,25 +248,20 @@ def state_topic_has_epoch(stack, run_id: str) -> bool:
 
 
 @pytest.fixture(scope="module")
-def rescaled_twice(stack, spark, input_topic, two_events, tmp_path_factory):
+def rescaled_twice(stack, spark, paced_topic, two_events, tmp_path_factory):
     run_id = f"e2e-stw2-{int(time.time())}"
-    options = e2e_options(stack, tmp_path_factory.mktemp("stw2"), input_topic.name, "VNODE", run_id,
+    options = e2e_options(stack, tmp_path_factory.mktemp("stw2"), paced_topic.name, "VNODE", run_id,
                           rescale=two_events, protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)
 
 
-def test_two_events_by_worker_id_are_exact(stack, input_topic, two_events, rescaled_twice, tmp_path):
+def test_two_events_by_worker_id_are_exact(stack, paced_topic, two_events, rescaled_twice, tmp_path):
     """`+4,+5` then `-1`: each event stops, moves and restarts in turn (the second only once the
     first's switch batch is committed); totals exact, every check true, 0 ownership violations,
     the final state the simulator's row for row, owners included."""
     run = rescaled_twice
-    assert run["status"] == "completed", run["error"]
-    assert all(v is not False for v in run["checks"].values()), run["checks"]
-    run_id = Path(run["results"]).name
-    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
-    assert sum(v["count"] for v in aggregates.values()) == input_topic.total
-    assert run["exact"]["total_count"] == input_topic.total
-    sim_summary, sim_state = simulate_stop_the_world(stack, input_topic, two_events, tmp_path)
+    assert_completed_exactly(stack, run, paced_topic.total)
+    sim_summary, sim_state = simulate_stop_the_world(stack, paced_topic, two_events, tmp_path)
     rescale = run["rescale"]
     assert rescale["ownership_violations"] == 0 and rescale["worker_id_space"] == 6
     first, second = rescale["events"]
