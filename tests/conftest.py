@@ -154,6 +154,15 @@ def live_run(stack, spark, tmp_path_factory) -> dict:
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)
 
 
+def data_batches(run: dict) -> list[dict]:
+    """A run's micro-batches that carried tuples, from its observer's batch journal
+    (`observer/progress.jsonl`: `batch_id`, `start_ms`, `end_ms`, `rows`, ...)."""
+    import json
+
+    with (Path(run["results"]) / "observer" / "progress.jsonl").open() as journal:
+        return [b for b in map(json.loads, journal) if b["rows"]]
+
+
 @pytest.fixture(scope="session")
 def stw_schedule(stack, input_topic) -> str:
     """4 -> 6 workers half-way through the shared topic's valid tuples on the simulator's clock (the
