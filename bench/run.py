@@ -438,7 +438,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     # resumed replay stamps the first attempt's intended times).
     live_input = state is not None and state.state in ("absent", "empty")
     rescaler = None
-    spans = None
+    rescale_spans_now = None  # the observer's source of a rescale run's pauses, for its ticks
     if o.rescale:
         from bench.rescale.figures import rescale_spans
         from bench.rescale.journal import Journal
@@ -448,7 +448,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
         stopping: list[int] = []  # wall ms at which the driver began a rescale it has not journalled yet
 
-        def spans():
+        def rescale_spans_now():
             journalled = rescale_spans(rescaler.journal.events, observer.batches)
             # the query's stop can take seconds before the journal has the event: a tick meanwhile is in it
             began = list(stopping)  # the driver thread may clear it meanwhile
@@ -465,7 +465,7 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
 
     observer = Observer(prepared.run_id, config.worker_space, config.results_dir, tags=tags, live_input=live_input,
                         outputs=tuple(outputs), record=record, latency_warmup_s=o.latency_warmup_s,
-                        rescale_spans=spans)
+                        rescale_spans=rescale_spans_now)
 
     own_session = spark is None
     if own_session:
@@ -681,8 +681,6 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
     being replayed into it."""
     deadline = time.monotonic() + o.timeout_s
     end_sent_at: int | None = None
-    last_batch = -1
-    stalled_since = time.monotonic()
     while True:
         if outage is not None:
             outage.check()
@@ -693,9 +691,6 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
         if time.monotonic() > deadline:
             raise RunError(f"the run did not finish within --timeout-s {o.timeout_s:g}")
         progress = listener.latest
-        batch = (progress or {}).get("batchId", -1)
-        if batch != last_batch:
-            last_batch, stalled_since = batch, time.monotonic()
         data_batches = sum(1 for b in observer.batches.values() if b["rows"] > 0)
         if o.stop_after_batches is not None and data_batches >= o.stop_after_batches:
             return "stopped"

@@ -43,6 +43,11 @@ def hang_after(phase: str) -> None:
             time.sleep(1)
 
 
+def elapsed_ms(since: float) -> float:
+    """Milliseconds (0.1 ms) from `since`, a `time.monotonic()` reading, to now."""
+    return round(1000 * (time.monotonic() - since), 1)
+
+
 def batch_ids(folder: Path) -> list[int]:
     return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.exists() else []
 
@@ -118,8 +123,6 @@ class StopTheWorld:
     def run_event(self, spark, topology, start_query, observer, log) -> object:
         """Stop `topology`, move the state, start and return the new topology (`start_query(config)`
         starts the query of a config; with `once=True` it runs one trigger)."""
-        import json
-
         from bench.topology.worker_state import read_final_state, touch_state_store_coordinator
         from bench.topology.state_layout import slot_table
 
@@ -140,7 +143,7 @@ class StopTheWorld:
             once = start_query(c, once=True)
             once.main.awaitTermination()
             once.stop()
-            steps["finish_batch_ms"] = round(1000 * (time.monotonic() - t), 1)
+            steps["finish_batch_ms"] = elapsed_ms(t)
         entry = self.journal.event(index)
         if entry.get("switch_batch") is not None and batch_ids(self.checkpoint / "commits")[-1] >= entry["switch_batch"]:
             # a driver killed after the restarted query committed the switch batch: the event is in force
@@ -154,7 +157,7 @@ class StopTheWorld:
         n_before = entry.get("partitions_before", checkpoint_partitions(self.checkpoint))
         slots = slot_table(c.worker_space, n_before)
         state = read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)})
-        steps["savepoint_ms"] = round(1000 * (time.monotonic() - t), 1)
+        steps["savepoint_ms"] = elapsed_ms(t)
         prior = self.targets()[:index]  # the events before this one (a resumed driver has this one's switch too)
         before = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior)
         after = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior + [event.target])
@@ -171,7 +174,7 @@ class StopTheWorld:
             if n_after != n_before and checkpoint_partitions(self.checkpoint) != n_after:
                 spark._streamingCheckpointManager.repartition(str(self.checkpoint), n_after)
                 repartition_batch = batch_ids(self.checkpoint / "commits")[-1]
-            steps["repartition_ms"] = round(1000 * (time.monotonic() - t), 1)
+            steps["repartition_ms"] = elapsed_ms(t)
             switch = batch_ids(self.checkpoint / "offsets")[-1] + 1
             self.journal.record(index, phase="repartitioned", switch_batch=switch, steps=steps,
                                 repartition_batch=repartition_batch)
@@ -183,7 +186,7 @@ class StopTheWorld:
         if index + 1 not in state_transfer.written_epochs(c.bootstrap_servers, c.run_id):
             state_transfer.write(c.bootstrap_servers, c.run_id,
                                  state_transfer.records(index + 1, move.extracts, move.installs), index + 1)
-        steps["transfer_ms"] = round(1000 * (time.monotonic() - t), 1)
+        steps["transfer_ms"] = elapsed_ms(t)
         figures = {
             "protocol": "STOP_THE_WORLD", "routing": c.grouping,
             "started_ms": max_ts - self.t_first_ms if max_ts and self.t_first_ms is not None else None,
@@ -209,8 +212,8 @@ class StopTheWorld:
                               state_partitions=entry["partitions_after"])
         t = time.monotonic()
         topology = start_query(self.config)
-        steps["restart_ms"] = round(1000 * (time.monotonic() - t), 1)
-        steps["stop_to_restart_ms"] = round(1000 * (time.monotonic() - t0), 1)
+        steps["restart_ms"] = elapsed_ms(t)
+        steps["stop_to_restart_ms"] = elapsed_ms(t0)
         self.journal.record(index, phase="restarted", steps=steps)
         return topology
 

@@ -6,7 +6,6 @@ import shutil
 import subprocess
 import uuid
 import base64
-from pathlib import Path
 from textwrap import dedent
 
 from bench.stack import artifacts, tools
