@@ -42,7 +42,7 @@ def test_each_worker_task_sends_one_histogram_per_chunk_with_every_tuple_and_its
     from bench import latency
 
     placed = worker_rows(spark, 3, 40).repartitionById(3, F.col("worker")).where(placement_check())
-    out = placed.withColumn(LATENCY_COLUMN, make_worker_udf(2.0, 1)(F.col("worker"), F.col("event_ts")))
+    out = placed.withColumn(LATENCY_COLUMN, make_worker_udf(2.0, 1)(F.unix_millis("event_ts")))
     sent = [r[LATENCY_COLUMN] for r in out.select(LATENCY_COLUMN).collect() if r[LATENCY_COLUMN] is not None]
     by_worker: dict[int, list[str]] = {}
     for text in sent:
