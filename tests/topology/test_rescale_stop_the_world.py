@@ -178,6 +178,45 @@ def test_the_rescale_point_reaches_influxdb_at_the_stop_with_the_events_figures(
     assert point["description"].startswith(f"{event['event']} STOP_THE_WORLD on VNODE: 4 -> 6 workers, pause ")
 
 
+def test_a_backfill_writes_the_rescale_point_as_the_run_did(stack, stw_run, tmp_path, capsys):
+    """`bench influx backfill` of a Spark rescale run's record writes its ticks and the event's
+    `rescale` point with the stop's timestamp, the run's tags and the event's fields, as the run did
+    live; twice gives the same points. The record (run.json, summary.json, metrics.parquet) is
+    copied under another run id, so the session's run keeps its own points."""
+    import shutil
+
+    from bench.observer.influx_schema import row_points
+    from tests.observer.test_influx_schema import points_of, query
+
+    source = Path(stw_run["results"])
+    run_id = f"{source.name}-copy"
+    copy = tmp_path / run_id
+    copy.mkdir()
+    for name in ("summary.json", "metrics.parquet"):
+        shutil.copy(source / name, copy / name)
+    run = json.loads((source / "run.json").read_text())
+    run["run_id"] = run["config"]["run_id"] = run_id
+    (copy / "run.json").write_text(json.dumps(run))
+
+    def rescale_points(rid: str) -> list[dict]:
+        series = query(stack, f"SELECT * FROM \"rescale\" WHERE \"run_id\" = '{rid}' AND time >= 0")
+        return [dict(zip(s["columns"], v)) for s in series for v in s["values"]]
+
+    (live,) = rescale_points(source.name)
+    rows = pd.read_parquet(source / "metrics.parquet").to_dict("records")
+    tick_points = sum(1 for row in rows for _ in row_points(row, {}))  # observer + each worker's load
+    argv = ["influx", "backfill", run_id, "--results-dir", str(tmp_path), "--influx-url", stack.influx_url,
+            "--influx-database", stack.influx_database]
+    capsys.readouterr()
+    for _ in range(2):
+        assert bench_main(argv) == 0
+        assert f"{run_id}: {tick_points + 1:,} points written" in capsys.readouterr().out
+        (point,) = rescale_points(run_id)
+        assert point == {**live, "run_id": run_id}
+        assert point["time"] == stw_run["rescale"]["events"][0]["stop_wall_ms"]
+        assert len(points_of(stack, "observer", run_id)) == len(rows)
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
