@@ -50,9 +50,10 @@ def two_events(stack, paced_topic) -> str:
     return f"{span // 3}ms:+4,+5,{2 * span // 3}ms:-1"
 
 
-def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame]:
-    """summary.json and state.parquet of `bench simulate --from-topic` over `input_topic` (an
-    InputTopic) with the e2e runs' W and S, `schedule` and STOP_THE_WORLD."""
+def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame, Path]:
+    """summary.json, state.parquet and the record's folder (`<folder>/sim-stw`) of `bench simulate
+    --from-topic` over `input_topic` (an InputTopic) with the e2e runs' W and S, `schedule` and
+    STOP_THE_WORLD."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", folder)
         simulate_ok = bench_main([
@@ -63,7 +64,7 @@ def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> 
         ])
     assert simulate_ok == 0
     return (json.loads((folder / "sim-stw" / "summary.json").read_text()),
-            pd.read_parquet(folder / "sim-stw" / "state.parquet"))
+            pd.read_parquet(folder / "sim-stw" / "state.parquet"), folder / "sim-stw")
 
 
 @pytest.fixture(scope="module")
@@ -215,6 +216,47 @@ def test_a_backfill_writes_the_rescale_point_as_the_run_did(stack, stw_run, tmp_
         assert point == {**live, "run_id": run_id}
         assert point["time"] == stw_run["rescale"]["events"][0]["stop_wall_ms"]
         assert len(points_of(stack, "observer", run_id)) == len(rows)
+
+
+def test_compare_draws_the_spark_rescale_beside_the_simulators(stw_run, simulated, tmp_path):
+    """`bench compare` of the Spark run draws `rescale_timeline_<dataset>` and `rescale_costs_<dataset>`
+    (it failed on the Spark events before, KeyError on the simulator-only `hold_delay_ms_p99`, and
+    drew no timeline: a Spark record has no `throughput_tps` per tick). Beside the simulator's run of
+    the same schedule, the Spark events are a cell of their own, on the wall clock: the ticks'
+    throughput counts every tuple of the run's batches once, and the shaded span is the pause."""
+    from bench.compare import build_comparison
+    from bench.compare.rescale import SPARK, load_events, stream_ticks
+    from bench.results import reader
+
+    source = Path(stw_run["results"])
+    assert bench_main(["compare", source.name, "--root", str(source.parent), "--out", str(tmp_path / "alone")]) == 0
+    for stem in ("rescale_timeline_nyc_flights", "rescale_costs_nyc_flights"):
+        assert (tmp_path / "alone" / f"{stem}.png").is_file(), stem
+    assert "| STOP_THE_WORLD (Spark) |" in (tmp_path / "alone" / "comparison.md").read_text()
+
+    sim_record = simulated[2]
+    runs = pd.concat([reader.load_runs(source.parent, run_ids=[source.name]),
+                      reader.load_runs(sim_record.parent, run_ids=[sim_record.name])], ignore_index=True)
+    comparison = build_comparison(runs)
+    events = load_events(comparison.runs)
+    assert sorted(events["cell"]) == ["STOP_THE_WORLD", f"STOP_THE_WORLD {SPARK}"]
+    figures = comparison.figures()
+    timeline = figures["rescale_timeline_nyc_flights"]
+    assert "rescale_costs_nyc_flights" in figures
+
+    tick_ms = 1000 * json.loads((source / "run.json").read_text())["config"]["observer_tick_s"]
+    spark_ticks = stream_ticks(comparison.metrics[comparison.metrics["run_id"] == source.name], source, tick_ms)
+    intervals = spark_ticks["time_ms"].diff().fillna(tick_ms)
+    finished = (spark_ticks["throughput_tps"] * intervals / 1000.0).sum()
+    assert finished == pytest.approx(sum(sum(b["tuples"]) for b in data_batches(stw_run)
+                                         if b["end_ms"] <= spark_ticks["time_ms"].max()))
+    (event,) = stw_run["rescale"]["events"]
+    origin_ms = float((spark_ticks["time_ms"] - 1000 * spark_ticks["elapsed_s"]).iloc[0])
+    spark_column = [ax for ax in timeline.axes if ax.get_title() == f"STOP_THE_WORLD {SPARK}"][0]
+    (span,) = spark_column.patches
+    x0, x1 = span.get_x(), span.get_x() + span.get_width()
+    assert x0 == pytest.approx((event["stop_wall_ms"] - origin_ms) / 1000)
+    assert x1 == pytest.approx((max(event["resumed_wall_ms"], event["stop_wall_ms"] + 500) - origin_ms) / 1000)
 
 
 def _children(pid: int) -> list[int]:
@@ -372,7 +414,7 @@ def test_two_events_by_worker_id_are_exact(stack, paced_topic, two_events, resca
     the final state the simulator's row for row, owners included."""
     run = rescaled_twice
     assert_completed_exactly(stack, run, paced_topic.total)
-    sim_summary, sim_state = simulated_twice
+    sim_summary, sim_state, _ = simulated_twice
     rescale = run["rescale"]
     assert rescale["ownership_violations"] == 0 and rescale["worker_id_space"] == 6
     first, second = rescale["events"]
