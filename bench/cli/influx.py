@@ -1,4 +1,5 @@
-"""`python -m bench influx backfill RUN_ID`: write a run's ticks from its record into InfluxDB."""
+"""`python -m bench influx backfill RUN_ID`: write a run's points from its record into InfluxDB (its
+ticks, and the `rescale` point of each event of a rescale run)."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ from pathlib import Path
 def add_parsers(subparsers) -> None:
     p = subparsers.add_parser("influx", help="InfluxDB: backfill a run's points from its record")
     sub = p.add_subparsers(dest="influx_command", required=True, metavar="ACTION")
-    b = sub.add_parser("backfill", help="write every tick of results/RUN_ID/metrics.parquet (idempotent: "
-                                        "same timestamps and tags, no duplicate points)")
+    b = sub.add_parser("backfill", help="write every tick of results/RUN_ID/metrics.parquet and, for a rescale "
+                                        "run (bench run or bench simulate), each event's rescale point from "
+                                        "summary.json (idempotent: same timestamps and tags, no duplicate points)")
     b.add_argument("run_id")
     b.add_argument("--results-dir", type=Path, help="results folder (default results/)")
     b.add_argument("--influx-url", help="default: the run's, else the local stack's")

@@ -2,7 +2,11 @@
 rescale marked, the costs of each protocol x routing side by side, and one table row per event.
 
 Input: the runs' `summary.json` `rescale.events` (`load_events`) and their `metrics.parquet` per
-tick (`throughput_tps`, `latency_ms_p99`, written by `bench simulate --rescale`).
+tick: `throughput_tps` and `latency_ms_max`, written by `bench simulate --rescale` on the tuples'
+clock. A Spark run (`bench run --rescale`) has neither column: its ticks are on the driver's wall
+clock, and `stream_ticks` derives them from its record (the observer's batch journal
+`observer/progress.jsonl` and the tick's `latency_max_ms`). Its events are drawn on that clock
+(`stop_wall_ms` to `resumed_wall_ms`, the pause), in a column of their own (`<protocol> (Spark)`).
 """
 
 from __future__ import annotations
@@ -30,14 +34,22 @@ TABLE_COLUMNS = {  # events column -> table header
 }
 
 
-def cell_name(protocol: str, batch: int) -> str:
-    """`HANDOFF b64` for a HANDOFF batch other than 1, else the protocol's name."""
-    return f"{protocol} b{batch}" if protocol == "HANDOFF" and batch != 1 else protocol
+SPARK = "(Spark)"
+"""Suffix of the cell of a Spark run's events: its pause is measured on Spark, on the wall clock, a
+simulator's is the cost model's on the tuples' clock; the two are not drawn in one bar or column."""
+
+
+def cell_name(protocol: str, batch: int, mode: str | None = None) -> str:
+    """`HANDOFF b64` for a HANDOFF batch other than 1, else the protocol's name; `STOP_THE_WORLD
+    (Spark)` for the events of a stream run (`mode` `stream`)."""
+    name = f"{protocol} b{batch}" if protocol == "HANDOFF" and batch != 1 else protocol
+    return f"{name} {SPARK}" if mode == "stream" else name
 
 
 def load_events(runs: pd.DataFrame) -> pd.DataFrame:
-    """One row per rescale event of `runs` (a `load_runs` frame), with run_id, dataset, `cell`
-    (protocol and batch) and every field of the event; empty when no run rescaled."""
+    """One row per rescale event of `runs` (a `load_runs` frame), with run_id, dataset, `mode`
+    (`simulate` or `stream`), `path` (the run record), `cell` (protocol and batch, `(Spark)` for a
+    stream run) and every field of the event; empty when no run rescaled."""
     rows = []
     if "path" not in runs.columns:
         return pd.DataFrame(rows)
@@ -49,11 +61,94 @@ def load_events(runs: pd.DataFrame) -> pd.DataFrame:
         block = summary.get("rescale")
         if not block:
             continue
+        mode = summary.get("mode") or "simulate"
         for i, event in enumerate(block.get("events", [])):
-            rows.append({"run_id": run["run_id"], "dataset": summary.get("dataset"), "index": i,
+            rows.append({"run_id": run["run_id"], "dataset": summary.get("dataset"), "index": i, "mode": mode,
+                         "path": str(run["path"]),
                          "handoff_batch": block.get("handoff_batch", 1), "state_bytes": block.get("state_bytes", 0),
-                         "cell": cell_name(event["protocol"], block.get("handoff_batch", 1)), **event})
+                         "cell": cell_name(event["protocol"], block.get("handoff_batch", 1), mode), **event})
     return pd.DataFrame(rows)
+
+
+def stream_ticks(ticks: pd.DataFrame, path: str | Path, tick_ms: float | None) -> pd.DataFrame:
+    """A Spark run's ticks (its `load_metrics` rows) with the simulator's timeline columns, on the
+    wall clock:
+
+    - `throughput_tps` (tuples/s): the tuples of the micro-batches that ended in the tick, from the
+      observer's batch journal `<path>/observer/progress.jsonl` (`tuples` per worker, `end_ms`),
+      over the tick's length: (previous tick's `time_ms`, `time_ms`], the first tick `tick_ms`
+      long (the observer's tick, ms). The rescale figures' windows count the same way
+      (bench/rescale/figures.py); NaN without a journal;
+    - `latency_ms_max` (ms): the tick's `latency_max_ms`, the worst processing latency of its batches
+      (NaN on a recorded topic, whose Kafka timestamps give the topic's age, not a latency).
+    """
+    import json
+
+    out = ticks.sort_values("time_ms").copy()
+    out["latency_ms_max"] = (pd.to_numeric(out["latency_max_ms"], errors="coerce") if "latency_max_ms" in out.columns
+                             else np.nan)
+    journal = Path(path) / "observer" / "progress.jsonl"
+    if not journal.is_file():
+        out["throughput_tps"] = np.nan
+        return out
+    batches = {}
+    for line in journal.read_text().splitlines():
+        if line.strip():
+            b = json.loads(line)
+            batches[b["batch_id"]] = b  # a resumed run's journal may repeat a batch: the last one counts
+    ends = np.array([b["end_ms"] for b in batches.values()], dtype=float)
+    tuples = np.array([sum(b.get("tuples") or []) for b in batches.values()], dtype=float)
+    hi = out["time_ms"].to_numpy(dtype=float)
+    first = hi[0] - (float(tick_ms) if tick_ms is not None and pd.notna(tick_ms) else
+                     float(np.median(np.diff(hi))) if len(hi) > 1 else 1000.0)
+    lo = np.concatenate([[first], hi[:-1]])
+    done = np.array([tuples[(ends > a) & (ends <= b)].sum() for a, b in zip(lo, hi)])
+    out["throughput_tps"] = np.where(hi > lo, 1000.0 * done / np.maximum(hi - lo, 1e-9), np.nan)
+    return out
+
+
+def with_stream_ticks(metrics: pd.DataFrame, events: pd.DataFrame) -> pd.DataFrame:
+    """`metrics` with the rows of every stream run of `events` replaced by `stream_ticks`' (the
+    simulate runs' rows as they are)."""
+    if events.empty or "mode" not in events.columns:
+        return metrics
+    stream = events[events["mode"] == "stream"].drop_duplicates("run_id")
+    if stream.empty:
+        return metrics
+    parts = [metrics[~metrics["run_id"].isin(stream["run_id"])]]
+    for _, e in stream.iterrows():
+        rows = metrics[metrics["run_id"] == e["run_id"]]
+        if not rows.empty:
+            parts.append(stream_ticks(rows, e["path"], _tick_ms_of(e["path"])))
+    return pd.concat([p for p in parts if not p.empty], ignore_index=True)
+
+
+def _tick_ms_of(path: str | Path) -> float | None:
+    """The observer's tick (ms) of a stream run, from its run.json (`observer_tick_s`)."""
+    import json
+
+    try:
+        seconds = json.loads((Path(path) / "run.json").read_text())["config"].get("observer_tick_s")
+    except (OSError, ValueError, KeyError):
+        return None
+    return 1000.0 * seconds if isinstance(seconds, int | float) else None
+
+
+def _span_s(event: pd.Series, series: pd.DataFrame) -> tuple[float, float, float | None]:
+    """Where event `event` is drawn on its run's x axis (`elapsed_s`): (start, end, request line).
+    A simulate run: from its start to the new routing in force (`started_ms`, `done_ms`, tuples'
+    clock), request at `at_ms`. A Spark run: its pause on the wall clock, from the stop
+    (`stop_wall_ms`) to the end of the switch batch (`resumed_wall_ms`, the stop if that batch never
+    ran), placed by the ticks' `time_ms - 1000 * elapsed_s`; the request is on the Kafka clock,
+    which the wall clock does not show, so no line."""
+    if event.get("mode") != "stream":
+        return (event["started_ms"] / 1000.0, max(event["done_ms"], event["started_ms"] + 500) / 1000.0,
+                event["at_ms"] / 1000.0)
+    origin_ms = float((series["time_ms"] - 1000.0 * series["elapsed_s"]).iloc[0])
+    stop = float(event["stop_wall_ms"])
+    resumed = event.get("resumed_wall_ms")
+    end = float(resumed) if resumed is not None and pd.notna(resumed) else stop
+    return (stop - origin_ms) / 1000.0, (max(end, stop + 500) - origin_ms) / 1000.0, None
 
 
 def _cells(events: pd.DataFrame) -> list[str]:
@@ -81,7 +176,7 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
     from its request to the new routing in force. The worst latency, not a percentile: a hand-off
     holds few tuples, and a percentile of a tick hides them."""
     ev = events[events["dataset"] == dataset]
-    m = metrics[metrics["run_id"].isin(ev["run_id"])]
+    m = with_stream_ticks(metrics[metrics["run_id"].isin(ev["run_id"])], ev)
     if ev.empty or "throughput_tps" not in m.columns:
         return None
     cells, routings = _cells(ev), _routings(ev)
@@ -89,8 +184,8 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
     styles = {r: ("-", "--", ":", "-.")[i % 4] for i, r in enumerate(routings)}
     share = "moved_old_owner_share" in m.columns
     rows = 3 if share else 2
-    fig = Figure(figsize=(3.4 * len(cells), 3.0 * rows), layout="constrained")
-    axes = fig.subplots(rows, len(cells), squeeze=False, sharex=True)
+    fig = Figure(figsize=(max(3.4 * len(cells), 6.8), 3.0 * rows), layout="constrained")  # room for the title
+    axes = fig.subplots(rows, len(cells), squeeze=False, sharex="col")  # a Spark cell is on the wall clock
     for col, cell in enumerate(cells):
         for routing in routings:
             runs = ev[(ev["cell"] == cell) & (ev["routing"] == routing)]
@@ -99,17 +194,19 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
                 axes[0, col].plot(series["elapsed_s"], series["throughput_tps"], color=palette[routing],
                                   linestyle=styles[routing], linewidth=1.4, label=routing)
                 lat = pd.to_numeric(series[_LATENCY], errors="coerce")
-                axes[1, col].plot(series["elapsed_s"], lat, color=palette[routing], linestyle=styles[routing],
+                has_lat = lat.notna()  # a Spark tick without a batch has none: join its neighbours
+                axes[1, col].plot(series["elapsed_s"][has_lat], lat[has_lat], color=palette[routing], linestyle=styles[routing],
                                   linewidth=1.4, label=routing)
                 if share:
                     old = pd.to_numeric(series["moved_old_owner_share"], errors="coerce")
                     axes[2, col].plot(series["elapsed_s"], old, color=palette[routing], linestyle=styles[routing],
                                       linewidth=1.4, label=routing)
             for _, e in runs.iterrows():
+                start, end, request = _span_s(e, m[m["run_id"] == e["run_id"]].sort_values("elapsed_s"))
                 for ax in axes[:, col]:
-                    ax.axvspan(e["started_ms"] / 1000.0, max(e["done_ms"], e["started_ms"] + 500) / 1000.0,
-                               color=palette[routing], alpha=0.15, linewidth=0)
-                    ax.axvline(e["at_ms"] / 1000.0, color="grey", linestyle=":", linewidth=0.8)
+                    ax.axvspan(start, end, color=palette[routing], alpha=0.15, linewidth=0)
+                    if request is not None:
+                        ax.axvline(request, color="grey", linestyle=":", linewidth=0.8)
         axes[0, col].set_title(cell, fontsize=10)
         tps = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), "throughput_tps"],
                             errors="coerce").dropna()
@@ -120,7 +217,8 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
             axes[1, col].set_yscale("log")
         else:
             axes[1, col].set_ylim(bottom=0, top=max(1.0, float(lat_all.max()) * 1.5) if not lat_all.empty else 1.0)
-        axes[rows - 1, col].set_xlabel("event time since start (s)")
+        axes[rows - 1, col].set_xlabel("wall clock since the run's start (s)" if cell.endswith(SPARK)
+                                       else "event time since start (s)")
         if share:
             axes[2, col].set_ylim(-0.05, 1.05)
         for ax in axes[:, col]:
@@ -130,7 +228,10 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
     if share:
         axes[2, 0].set_ylabel("moved units: share at old owner")
     axes[0, 0].legend(fontsize=8)
-    fig.suptitle(f"{dataset}: rescales (dotted: request; shaded: until the new routing is in force)", fontsize=11)
+    spark = any(c.endswith(SPARK) for c in cells)
+    fig.suptitle(f"{dataset}: rescales (dotted: request; shaded: until the new routing is in force"
+                  + (";\nSpark: the pause, from the stop to the end of the switch batch" if spark else "") + ")",
+                 fontsize=11)
     return fig
 
 
@@ -156,7 +257,9 @@ def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:
                 values = []
                 for cell in cells:
                     sel = ev[(ev["cell"] == cell) & (ev["routing"] == routing) & (ev["index"] == i)]
-                    v = pd.to_numeric(sel[column], errors="coerce").max() if not sel.empty else np.nan
+                    # a figure an event does not have (a Spark run: no hold, no rescale_ms) is no bar
+                    v = pd.to_numeric(sel[column], errors="coerce").max() \
+                        if not sel.empty and column in sel.columns else np.nan
                     values.append(v if pd.notna(v) and v > 0 else np.nan)
                 positive = positive or bool(np.isfinite(values).any())
                 offset = (r * n_events + i) * width - 0.4 + width / 2
@@ -165,8 +268,10 @@ def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:
         ax.set_xticks(x, cells, rotation=30, ha="right", fontsize=8)
         if positive:
             ax.set_yscale("log")
-        else:  # a log axis needs a positive value: say "all zero" instead
-            ax.text(0.5, 0.5, "0 for every cell", transform=ax.transAxes, ha="center", va="center")
+        else:  # a log axis needs a positive value: say "all zero" (or "not recorded") instead
+            recorded = column in ev.columns and pd.to_numeric(ev[column], errors="coerce").notna().any()
+            ax.text(0.5, 0.5, "0 for every cell" if recorded else "not recorded for these runs",
+                    transform=ax.transAxes, ha="center", va="center")
         ax.set_title(title, fontsize=10)
         ax.grid(alpha=0.3, axis="y")
     axes[0].legend(fontsize=8)
@@ -217,4 +322,8 @@ def rescale_table_markdown(events: pd.DataFrame) -> str:
     lines += ["", "Units: moved units are key groups / vnodes (KEY: keys); times on the virtual clock; "
               "`old owner share during`: share of the moved units' tuples processed by their old owner "
               "while the rescale was under way; see docs/rescaling.md.", ""]
+    if ev["cell"].str.endswith(SPARK).any():
+        lines += ["Rows `(Spark)`: measured on a Spark run (bench run --rescale): the pause on the driver's wall "
+                        "clock, from the stop to the end of the switch batch; violations in routed (batch, worker, "
+                        "key) pairs, not tuples; no hold, no rescale duration (docs/rescaling.md, \"On Spark\").", ""]
     return "\n".join(lines)

@@ -31,14 +31,15 @@ from bench.topology.config import TopologyConfig
 
 
 HANG_AFTER = "BENCH_FAULT_RESCALE_HANG_AFTER"
-"""Tests only: the driver stops moving (sleeps) once it has journalled this phase, so that a test can
+"""Tests only: `<phase>` or `<phase>@<event index>` (0 for the first event). The driver stops moving
+(sleeps) once it has journalled this phase, of any event or of that event only, so that a test can
 SIGKILL it in the middle of a rescale (tests/topology/test_rescale_stop_the_world.py)."""
 
 
-def hang_after(phase: str) -> None:
+def hang_after(phase: str, index: int) -> None:
     import os
 
-    if os.environ.get(HANG_AFTER) == phase:
+    if os.environ.get(HANG_AFTER) in (phase, f"{phase}@{index}"):
         while True:
             time.sleep(1)
 
@@ -166,7 +167,7 @@ class StopTheWorld:
         if not self.journal.reached(index, "savepoint"):
             self.journal.record(index, phase="savepoint", barrier_batch=barrier, partitions_before=n_before,
                                 partitions_after=n_after, steps=steps)
-        hang_after("savepoint")
+        hang_after("savepoint", index)
         # 3. repartition
         if not self.journal.reached(index, "repartitioned"):
             t = time.monotonic()
@@ -178,7 +179,7 @@ class StopTheWorld:
             switch = batch_ids(self.checkpoint / "offsets")[-1] + 1
             self.journal.record(index, phase="repartitioned", switch_batch=switch, steps=steps,
                                 repartition_batch=repartition_batch)
-            hang_after("repartitioned")
+            hang_after("repartitioned", index)
         switch = self.journal.event(index)["switch_batch"]
         # 4. transfer
         move = move_plan.plan_move(state, before, after, c.worker_space, n_before, n_after)
@@ -200,7 +201,7 @@ class StopTheWorld:
             "transfer_records": sum(len(v) for v in move.installs.values()),
         }
         self.journal.record(index, phase="transferred", steps=steps, **figures)
-        hang_after("transferred")
+        hang_after("transferred", index)
         log(f"rescale {event.label()} (STOP_THE_WORLD): batches up to {barrier} by the old routing, from "
             f"{switch} by the new one; {move.moved_keys} keys moved, N {n_before} -> {n_after}")
         return self._restart(index, start_query, steps, t0, log)

@@ -50,9 +50,10 @@ def two_events(stack, paced_topic) -> str:
     return f"{span // 3}ms:+4,+5,{2 * span // 3}ms:-1"
 
 
-def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame]:
-    """summary.json and state.parquet of `bench simulate --from-topic` over `input_topic` (an
-    InputTopic) with the e2e runs' W and S, `schedule` and STOP_THE_WORLD."""
+def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame, Path]:
+    """summary.json, state.parquet and the record's folder (`<folder>/sim-stw`) of `bench simulate
+    --from-topic` over `input_topic` (an InputTopic) with the e2e runs' W and S, `schedule` and
+    STOP_THE_WORLD."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", folder)
         simulate_ok = bench_main([
@@ -63,7 +64,7 @@ def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> 
         ])
     assert simulate_ok == 0
     return (json.loads((folder / "sim-stw" / "summary.json").read_text()),
-            pd.read_parquet(folder / "sim-stw" / "state.parquet"))
+            pd.read_parquet(folder / "sim-stw" / "state.parquet"), folder / "sim-stw")
 
 
 @pytest.fixture(scope="module")
@@ -178,6 +179,86 @@ def test_the_rescale_point_reaches_influxdb_at_the_stop_with_the_events_figures(
     assert point["description"].startswith(f"{event['event']} STOP_THE_WORLD on VNODE: 4 -> 6 workers, pause ")
 
 
+def test_a_backfill_writes_the_rescale_point_as_the_run_did(stack, stw_run, tmp_path, capsys):
+    """`bench influx backfill` of a Spark rescale run's record writes its ticks and the event's
+    `rescale` point with the stop's timestamp, the run's tags and the event's fields, as the run did
+    live; twice gives the same points. The record (run.json, summary.json, metrics.parquet) is
+    copied under another run id, so the session's run keeps its own points."""
+    import shutil
+
+    from bench.observer.influx_schema import row_points
+    from tests.observer.test_influx_schema import points_of, query
+
+    source = Path(stw_run["results"])
+    run_id = f"{source.name}-copy"
+    copy = tmp_path / run_id
+    copy.mkdir()
+    for name in ("summary.json", "metrics.parquet"):
+        shutil.copy(source / name, copy / name)
+    run = json.loads((source / "run.json").read_text())
+    run["run_id"] = run["config"]["run_id"] = run_id
+    (copy / "run.json").write_text(json.dumps(run))
+
+    def rescale_points(rid: str) -> list[dict]:
+        series = query(stack, f"SELECT * FROM \"rescale\" WHERE \"run_id\" = '{rid}' AND time >= 0")
+        return [dict(zip(s["columns"], v)) for s in series for v in s["values"]]
+
+    (live,) = rescale_points(source.name)
+    rows = pd.read_parquet(source / "metrics.parquet").to_dict("records")
+    tick_points = sum(1 for row in rows for _ in row_points(row, {}))  # observer + each worker's load
+    argv = ["influx", "backfill", run_id, "--results-dir", str(tmp_path), "--influx-url", stack.influx_url,
+            "--influx-database", stack.influx_database]
+    capsys.readouterr()
+    for _ in range(2):
+        assert bench_main(argv) == 0
+        assert f"{run_id}: {tick_points + 1:,} points written" in capsys.readouterr().out
+        (point,) = rescale_points(run_id)
+        assert point == {**live, "run_id": run_id}
+        assert point["time"] == stw_run["rescale"]["events"][0]["stop_wall_ms"]
+        assert len(points_of(stack, "observer", run_id)) == len(rows)
+
+
+def test_compare_draws_the_spark_rescale_beside_the_simulators(stw_run, simulated, tmp_path):
+    """`bench compare` of the Spark run draws `rescale_timeline_<dataset>` and `rescale_costs_<dataset>`
+    (it failed on the Spark events before, KeyError on the simulator-only `hold_delay_ms_p99`, and
+    drew no timeline: a Spark record has no `throughput_tps` per tick). Beside the simulator's run of
+    the same schedule, the Spark events are a cell of their own, on the wall clock: the ticks'
+    throughput counts every tuple of the run's batches once, and the shaded span is the pause."""
+    from bench.compare import build_comparison
+    from bench.compare.rescale import SPARK, load_events, stream_ticks
+    from bench.results import reader
+
+    source = Path(stw_run["results"])
+    assert bench_main(["compare", source.name, "--root", str(source.parent), "--out", str(tmp_path / "alone")]) == 0
+    for stem in ("rescale_timeline_nyc_flights", "rescale_costs_nyc_flights"):
+        assert (tmp_path / "alone" / f"{stem}.png").is_file(), stem
+    assert "| STOP_THE_WORLD (Spark) |" in (tmp_path / "alone" / "comparison.md").read_text()
+
+    sim_record = simulated[2]
+    runs = pd.concat([reader.load_runs(source.parent, run_ids=[source.name]),
+                      reader.load_runs(sim_record.parent, run_ids=[sim_record.name])], ignore_index=True)
+    comparison = build_comparison(runs)
+    events = load_events(comparison.runs)
+    assert sorted(events["cell"]) == ["STOP_THE_WORLD", f"STOP_THE_WORLD {SPARK}"]
+    figures = comparison.figures()
+    timeline = figures["rescale_timeline_nyc_flights"]
+    assert "rescale_costs_nyc_flights" in figures
+
+    tick_ms = 1000 * json.loads((source / "run.json").read_text())["config"]["observer_tick_s"]
+    spark_ticks = stream_ticks(comparison.metrics[comparison.metrics["run_id"] == source.name], source, tick_ms)
+    intervals = spark_ticks["time_ms"].diff().fillna(tick_ms)
+    finished = (spark_ticks["throughput_tps"] * intervals / 1000.0).sum()
+    assert finished == pytest.approx(sum(sum(b["tuples"]) for b in data_batches(stw_run)
+                                         if b["end_ms"] <= spark_ticks["time_ms"].max()))
+    (event,) = stw_run["rescale"]["events"]
+    origin_ms = float((spark_ticks["time_ms"] - 1000 * spark_ticks["elapsed_s"]).iloc[0])
+    spark_column = [ax for ax in timeline.axes if ax.get_title() == f"STOP_THE_WORLD {SPARK}"][0]
+    (span,) = spark_column.patches
+    x0, x1 = span.get_x(), span.get_x() + span.get_width()
+    assert x0 == pytest.approx((event["stop_wall_ms"] - origin_ms) / 1000)
+    assert x1 == pytest.approx((max(event["resumed_wall_ms"], event["stop_wall_ms"] + 500) - origin_ms) / 1000)
+
+
 def _children(pid: int) -> list[int]:
     out = []
     for task in Path(f"/proc/{pid}/task").glob("*"):
@@ -194,11 +275,11 @@ def _wait_gone(pids: list[int], timeout_s: float) -> None:
         time.sleep(0.2)
 
 
-@pytest.mark.parametrize("phase", ["repartitioned"])
-def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule, simulated,
-                                                                  tmp_path, phase):
-    """SIGKILL after Spark's repartition wrote its batch and before the moved state reached
-    `<run>.state`; the same run id finishes the rescale and the run, exactly."""
+def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, run_id: str, phase: str,
+                             index: int = 0) -> None:
+    """Run `bench run` (VNODE, the e2e options, `schedule`) as a child process until the journal of
+    `results/<run_id>/rescale.json` has event `index` at `phase`, then SIGKILL it (and wait for its
+    Spark JVM to end). The driver sleeps there (BENCH_FAULT_RESCALE_HANG_AFTER=<phase>@<index>)."""
     import os
     import signal
     import subprocess
@@ -206,24 +287,26 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
 
     from bench.rescale.stop_the_world import HANG_AFTER
 
-    run_id = f"e2e-stw-kill-{int(time.time())}"
-    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
-                          protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
     cmd = [sys.executable, "-m", "bench", "run", "--grouping", "VNODE", "--dataset", "NYC_FLIGHTS",
-           "--topic", input_topic.name, "--no-replay", "--run-id", run_id, "--master", "local[2]",
+           "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local[2]",
            "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
            "--influx-database", stack.influx_database, "--results-dir", str(tmp_path), "--no-progress",
            "--workers", "4", "--splitters", str(E2E_FAST["splitters"]), "--aggregators", "2", "--cost-ms", "0",
            "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
            "--observer-tick-s", "2", "--trigger-s", "0.5", "--max-offsets-per-trigger", "300",
-           "--rescale", stw_schedule, "--protocol", "STOP_THE_WORLD", "--timeout-s", "600"]
+           "--rescale", schedule, "--protocol", "STOP_THE_WORLD", "--timeout-s", "600"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, HANG_AFTER: phase})
+                            env={**os.environ, HANG_AFTER: f"{phase}@{index}"})
     journal = tmp_path / run_id / "rescale.json"
+
+    def at_phase() -> bool:
+        events = json.loads(journal.read_text())["events"] if journal.exists() else []
+        return len(events) > index and events[index]["phase"] == phase
+
     deadline = time.monotonic() + 600
     try:
-        while not (journal.exists() and json.loads(journal.read_text())["events"][0]["phase"] == phase):
-            assert proc.poll() is None, f"the driver ended (exit {proc.returncode}) before the rescale's {phase}"
+        while not at_phase():
+            assert proc.poll() is None, f"the driver ended (exit {proc.returncode}) before event {index}'s {phase}"
             assert time.monotonic() < deadline, "no rescale within 600 s"
             time.sleep(0.2)
         jvms = _children(proc.pid)
@@ -233,24 +316,83 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     finally:
         if proc.poll() is None:
             proc.kill()
-    assert not state_topic_has_epoch(stack, run_id)
+
+
+def state_topic_keys(stack, run_id: str) -> list[str]:
+    """The keys of every record in `<run>.state`, in offset order (`<epoch>|<slot>|<kind>|<chunk>`
+    and the epochs' `<epoch>|done` markers)."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from bench.topology import state_transfer
+
+    name = state_transfer.topic(run_id)
+    consumer = Consumer({"bootstrap.servers": stack.bootstrap_servers, "group.id": f"{run_id}.test",
+                         "enable.auto.commit": False})
+    try:
+        low, high = consumer.get_watermark_offsets(TopicPartition(name, 0), timeout=10)
+        consumer.assign([TopicPartition(name, 0, low)])
+        keys, position = [], low
+        while position < high:
+            msg = consumer.poll(10)
+            assert msg is not None, f"{name}: no record at offset {position}"
+            if msg.error():
+                continue
+            keys.append(msg.key().decode())
+            position = msg.offset() + 1
+        return keys
+    finally:
+        consumer.close()
+
+
+def assert_epoch_written_once(stack, run_id: str, epoch: int) -> None:
+    """`<run>.state` holds epoch `epoch`'s records and its marker once each: a resumed driver did not
+    write the epoch again (nor lose it)."""
+    keys = [k for k in state_topic_keys(stack, run_id) if k.split("|")[0] == str(epoch)]
+    assert keys.count(f"{epoch}|done") == 1 and keys[-1] == f"{epoch}|done", keys
+    assert len(keys) == len(set(keys)) > 1, keys
+
+
+@pytest.mark.parametrize("phase", ["savepoint", "repartitioned", "transferred"])
+def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule, simulated,
+                                                                  tmp_path, phase):
+    """SIGKILL after the savepoint was read (before the checkpoint was repartitioned), after Spark's
+    repartition wrote its batch (before the moved state reached `<run>.state`), or after the moved
+    state was written (before the restart); the same run id finishes the rescale and the run,
+    exactly, and writes the epoch to `<run>.state` once in all."""
+    from bench.rescale.stop_the_world import checkpoint_partitions
+
+    run_id = f"e2e-stw-kill-{phase}-{int(time.time())}"
+    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
+                          protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
+    kill_driver_in_a_rescale(stack, tmp_path, input_topic.name, stw_schedule, run_id, phase)
+    # what the kill left: the checkpoint's layout and the state topic at that phase
+    (killed,) = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
+    checkpoint = tmp_path / run_id / "checkpoint" / "main"
+    if phase == "savepoint":
+        assert "switch_batch" not in killed and checkpoint_partitions(checkpoint) == 2
+    else:
+        assert killed["switch_batch"] > killed["barrier_batch"] and checkpoint_partitions(checkpoint) == 6
+    assert state_topic_has_epoch(stack, run_id) == (phase == "transferred")
 
     resumed = run_stream(prepare(options), spark=spark, log=lambda *_: None)
     assert resumed["status"] == "completed" and resumed["resumed"], resumed["error"]
-    assert all(v is not False for v in resumed["checks"].values()), resumed["checks"]
-    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
-    assert sum(v["count"] for v in aggregates.values()) == input_topic.total
+    assert_completed_exactly(stack, resumed, input_topic.total)
     assert resumed["rescale"]["ownership_violations"] == 0
     (event,) = resumed["rescale"]["events"]
     assert (event["partitions_before"], event["partitions_after"]) == (2, 6)
+    assert event["barrier_batch"] == killed["barrier_batch"]
+    if phase != "savepoint":
+        assert event["switch_batch"] == killed["switch_batch"]
+    assert_epoch_written_once(stack, run_id, 1)
     state = pd.read_parquet(tmp_path / run_id / "state.parquet")
     pd.testing.assert_frame_equal(state, simulated[1], check_dtype=False)
 
 
-def state_topic_has_epoch(stack, run_id: str) -> bool:
+def state_topic_has_epoch(stack, run_id: str, epoch: int = 1) -> bool:
+    """Whether `<run>.state` holds epoch `epoch` with its completion marker."""
     from bench.topology import state_transfer
 
-    return 1 in state_transfer.written_epochs(stack.bootstrap_servers, run_id)
+    return epoch in state_transfer.written_epochs(stack.bootstrap_servers, run_id)
 
 
 @pytest.fixture(scope="module")
@@ -261,13 +403,18 @@ def rescaled_twice(stack, spark, paced_topic, two_events, tmp_path_factory):
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)
 
 
-def test_two_events_by_worker_id_are_exact(stack, paced_topic, two_events, rescaled_twice, tmp_path):
+@pytest.fixture(scope="module")
+def simulated_twice(stack, paced_topic, two_events, tmp_path_factory):
+    return simulate_stop_the_world(stack, paced_topic, two_events, tmp_path_factory.mktemp("stw2-sim"))
+
+
+def test_two_events_by_worker_id_are_exact(stack, paced_topic, two_events, rescaled_twice, simulated_twice):
     """`+4,+5` then `-1`: each event stops, moves and restarts in turn (the second only once the
     first's switch batch is committed); totals exact, every check true, 0 ownership violations,
     the final state the simulator's row for row, owners included."""
     run = rescaled_twice
     assert_completed_exactly(stack, run, paced_topic.total)
-    sim_summary, sim_state = simulate_stop_the_world(stack, paced_topic, two_events, tmp_path)
+    sim_summary, sim_state, _ = simulated_twice
     rescale = run["rescale"]
     assert rescale["ownership_violations"] == 0 and rescale["worker_id_space"] == 6
     first, second = rescale["events"]
@@ -283,3 +430,38 @@ def test_two_events_by_worker_id_are_exact(stack, paced_topic, two_events, resca
     pd.testing.assert_frame_equal(state, sim_state, check_dtype=False)  # owners included
     assert not state["key"].duplicated().any()
     assert set(state["worker"]) <= {0, 2, 3, 4, 5} and {4, 5} & set(state["worker"])
+
+
+def test_a_driver_killed_in_the_second_event_resumes_exactly(stack, spark, paced_topic, two_events, simulated_twice,
+                                                             tmp_path):
+    """The two-event schedule, SIGKILL after the second event's repartition (N 6 -> 5; its moved
+    state not yet in `<run>.state`): the same run id keeps the first event as it was, finishes the
+    second, and the run ends with the totals and the state of the simulator, owners included."""
+    from bench.rescale.stop_the_world import checkpoint_partitions
+
+    run_id = f"e2e-stw2-kill-{int(time.time())}"
+    kill_driver_in_a_rescale(stack, tmp_path, paced_topic.name, two_events, run_id, "repartitioned", index=1)
+    first_killed, second_killed = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
+    assert first_killed["phase"] == "restarted"
+    assert checkpoint_partitions(tmp_path / run_id / "checkpoint" / "main") == 5
+    assert state_topic_has_epoch(stack, run_id, 1) and not state_topic_has_epoch(stack, run_id, 2)
+
+    options = e2e_options(stack, tmp_path, paced_topic.name, "VNODE", run_id, rescale=two_events,
+                          protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
+    resumed = run_stream(prepare(options), spark=spark, log=lambda *_: None)
+    assert resumed["resumed"]
+    assert_completed_exactly(stack, resumed, paced_topic.total)
+    rescale = resumed["rescale"]
+    assert rescale["ownership_violations"] == 0
+    first, second = rescale["events"]
+    assert {k: first[k] for k in ("barrier_batch", "switch_batch", "moved_keys")} == \
+        {k: first_killed[k] for k in ("barrier_batch", "switch_batch", "moved_keys")}
+    assert (second["barrier_batch"], second["switch_batch"]) == (second_killed["barrier_batch"],
+                                                               second_killed["switch_batch"])
+    assert [(e["partitions_before"], e["partitions_after"]) for e in (first, second)] == [(2, 6), (6, 5)]
+    assert [e["moved_groups"] for e in rescale["events"]] == \
+        [e["moved_groups"] for e in simulated_twice[0]["rescale"]["events"]]
+    assert_epoch_written_once(stack, run_id, 1)
+    assert_epoch_written_once(stack, run_id, 2)
+    state = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    pd.testing.assert_frame_equal(state, simulated_twice[1], check_dtype=False)  # owners included
