@@ -137,6 +137,7 @@ class StopTheWorld:
         if not self.journal.reached(index, "stopped"):
             self.journal.record(index, event=event.label(), at_ms=event.at_ms, target=event.target,
                                 phase="stopped", stop_wall_ms=stop_wall_ms)
+        hang_after("stopped", index)
         steps = dict(self.journal.event(index).get("steps") or {})
         # 1. the barrier: no planned batch left uncommitted
         if batch_ids(self.checkpoint / "offsets")[-1:] != batch_ids(self.checkpoint / "commits")[-1:]:
