@@ -171,16 +171,22 @@ def build_storm_peer(project: Path = STORM_DIR, quiet: bool = False) -> list[Pat
 def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,
                    warm_up_fraction: float = WARM_UP_FRACTION, extra: Sequence[str] = (),
                    timeout_s: float = 900.0) -> dict:
-    """One Storm peer run (a fresh JVM with a LocalCluster) over `topic` from its start.
+    """One Storm peer run (a fresh JVM with a LocalCluster) over `topic` from its start, its spout's
+    consumer with the harness's settings (`max.poll.records`, `fetch.max.wait.ms` of
+    `bench.topology.spout.CONSUMER_OPTIONS`); `extra` options come after them and win.
 
     Returns: the peer's JSON result (`steady_rate`, `worker_loads`, counts, `settings` ...).
     Raises: RuntimeError when the peer fails (a count does not match, no progress, or a crash),
         with its last output lines.
     """
+    from bench.topology.spout import CONSUMER_OPTIONS
+
     classpath = ":".join(str(p) for p in build_storm_peer(quiet=True))
     cmd = ["java", "-cp", classpath, "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
            "--topic", topic, "--records", str(records), "--grouping", grouping, "--cost-ms", str(cost_ms),
-           "--warm-up-fraction", str(warm_up_fraction), *extra]
+           "--warm-up-fraction", str(warm_up_fraction),
+           "--max-poll-records", CONSUMER_OPTIONS["kafka.max.poll.records"],
+           "--fetch-max-wait-ms", CONSUMER_OPTIONS["kafka.fetch.max.wait.ms"], *extra]
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
     try:
         result = parse_peer_output(proc.stdout)

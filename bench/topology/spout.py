@@ -19,13 +19,23 @@ from bench.topology.config import TopologyConfig
 EARLIEST = -2
 """Spark's Kafka offset JSON for "the partition's earliest offset"."""
 
-CONSUMER_OPTIONS = {"kafka.fetch.max.wait.ms": "10"}
+CONSUMER_OPTIONS = {"kafka.fetch.max.wait.ms": "10", "kafka.max.poll.records": "10000"}
 """Kafka consumer settings of every read of a topic here (and of `make perf`'s count-only query, so
-that it stays the pipeline's ceiling). A task that reads up to the end of the log otherwise waits
-for the broker's empty fetch, `fetch.max.wait.ms` (500 ms by default), before it ends: measured on
-a count-only query of 10 tasks on 2 cores, the batch that reached the end of the log took 3.0-3.3 s
-instead of 0.6-1.0 s, and 0.56-0.76 s with 10 ms. A live run, paced below capacity, reaches the end
-of the log in every batch."""
+that it stays the pipeline's ceiling, and of its Storm peer's spout).
+
+- `fetch.max.wait.ms` 10: a task that reads up to the end of the log otherwise waits for the
+  broker's empty fetch (500 ms by default) before it ends: measured on a count-only query of 10
+  tasks on 2 cores, the batch that reached the end of the log took 3.0-3.3 s instead of 0.6-1.0 s,
+  and 0.56-0.76 s with 10 ms. A live run, paced below capacity, reaches the end of the log in
+  every batch.
+- `max.poll.records` 10,000 instead of Kafka's 500: Spark's Kafka reader asks the broker for the
+  partition's earliest and latest offsets after every poll (`InternalKafkaConsumer.fetch` ->
+  `getAvailableOffsetRange`, about 7 % of the executor task threads' Java Flight Recorder samples
+  in a cost-0 run), so fewer, larger polls save those round trips. KEY at cost 0 on `make perf`'s
+  2M-record topic, six interleaved pairs of runs (2026-11-25, load average 1.1-2.9): a median of
+  115,800 records/s and 63.8 CPU-s per run, against 107,700 and 68.0 with 500; five pairs of six in
+  favour. (On the slower host of 2026-11-22, with the topology at half today's rate, the same
+  setting was within the spread; docs/topology.md.)"""
 
 
 def _columns(df: DataFrame) -> DataFrame:
