@@ -82,20 +82,15 @@ def stream_ticks(ticks: pd.DataFrame, path: str | Path, tick_ms: float | None) -
     - `latency_ms_max` (ms): the tick's `latency_max_ms`, the worst processing latency of its batches
       (NaN on a recorded topic, whose Kafka timestamps give the topic's age, not a latency).
     """
-    import json
+    from bench.observer.observer import journal_batches
 
     out = ticks.sort_values("time_ms").copy()
     out["latency_ms_max"] = (pd.to_numeric(out["latency_max_ms"], errors="coerce") if "latency_max_ms" in out.columns
                              else np.nan)
-    journal = Path(path) / "observer" / "progress.jsonl"
-    if not journal.is_file():
+    batches = journal_batches(path)
+    if not batches:
         out["throughput_tps"] = np.nan
         return out
-    batches = {}
-    for line in journal.read_text().splitlines():
-        if line.strip():
-            b = json.loads(line)
-            batches[b["batch_id"]] = b  # a resumed run's journal may repeat a batch: the last one counts
     ends = np.array([b["end_ms"] for b in batches.values()], dtype=float)
     tuples = np.array([sum(b.get("tuples") or []) for b in batches.values()], dtype=float)
     hi = out["time_ms"].to_numpy(dtype=float)

@@ -240,7 +240,6 @@ def backfill_run(run_dir, url: str | None = None, database: str | None = None, *
 
     import pandas as pd
     from influxdb_client import InfluxDBClient
-    from influxdb_client.client.write_api import SYNCHRONOUS
 
     from bench.observer.influx_schema import RUN_TAGS
 
@@ -257,11 +256,11 @@ def backfill_run(run_dir, url: str | None = None, database: str | None = None, *
         url = url or config.get("influx_url") or stack.influx_url
         database = database or stack.influx_database
     bucket = bucket or f"{database}/autogen"
-    rescale = [_point(*p) for p in run_rescale_points(run, summary, (r["time_ms"] for r in rows))]
-    with InfluxDBClient(url=url, token=token, org=org, timeout=30_000) as client:
-        n = 0
-        if run.get("mode") != "simulate":
-            n += write_rows(client, bucket, rows, {k: str(config[k]) for k in RUN_TAGS})
-        if rescale:
-            client.write_api(write_options=SYNCHRONOUS).write(bucket=bucket, record=rescale)
-        return n + len(rescale)
+    n = 0
+    if run.get("mode") != "simulate":
+        with InfluxDBClient(url=url, token=token, org=org, timeout=30_000) as client:
+            n = write_rows(client, bucket, rows, {k: str(config[k]) for k in RUN_TAGS})
+    rescale = run_rescale_points(run, summary, (r["time_ms"] for r in rows))
+    if rescale:
+        n += write_points(url, database, rescale, token=token, org=org, bucket=bucket)
+    return n

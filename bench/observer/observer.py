@@ -128,6 +128,21 @@ def batch_figures(progress: dict, workers: int) -> dict:
     return fig
 
 
+
+def journal_batches(run_dir) -> dict[int, dict]:
+    """The observer's batch journal of a run record (`<run_dir>/observer/progress.jsonl`): one
+    figures dict per batch id, the last line of a batch id winning (a resumed run may journal a
+    batch again); empty when the run has no journal."""
+    journal = Path(run_dir) / "observer" / "progress.jsonl"
+    if not journal.is_file():
+        return {}
+    batches = {}
+    for line in journal.read_text().splitlines():
+        if line.strip():
+            fig = json.loads(line)
+            batches[fig["batch_id"]] = fig
+    return batches
+
 class Observer:
     """Tick logic and outputs of one run. Thread-safe: the listener, the sink and the ticker call in."""
 
@@ -171,12 +186,9 @@ class Observer:
 
     # -- inputs ---------------------------------------------------------------------------------
     def _resume(self) -> None:
-        if self._journal.exists():
-            for line in self._journal.read_text().splitlines():
-                if line.strip():
-                    fig = json.loads(line)
-                    fig["pairs"] = [tuple(p) for p in fig["pairs"]]
-                    self.batches[fig["batch_id"]] = fig
+        for batch_id, fig in journal_batches(self.folder).items():
+            fig["pairs"] = [tuple(p) for p in fig["pairs"]]
+            self.batches[batch_id] = fig
         aggregates = read_batches(self.folder / "aggregates")
         if len(aggregates):
             for batch_id, frame in aggregates.groupby("batch_id"):
