@@ -85,7 +85,7 @@ class RunOptions:
     rescale: str | None = None
     """A rescale schedule (`60s:12`, groupings.rescaling.schedule), on the Kafka-timestamp clock."""
     protocol: str = "STOP_THE_WORLD"
-    """The rescale protocol; on Spark only STOP_THE_WORLD so far."""
+    """The rescale protocol; on Spark STOP_THE_WORLD and SHARED_STATE so far."""
 
 
 def default_master(workers: int, splitters: int, aggregators: int) -> str:
@@ -441,11 +441,18 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     rescale_spans_now = None  # the observer's source of a rescale run's pauses, for its ticks
     if o.rescale:
         from bench.rescale.figures import rescale_spans
-        from bench.rescale.journal import Journal
-        from bench.rescale.stop_the_world import StopTheWorld
+        from bench.rescale.journal import SHARED_STATE_PHASES, Journal
         from groupings.rescaling import parse_schedule
 
-        rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
+        if config.live_rescale:
+            from bench.rescale.shared_state import SharedState
+
+            rescaler = SharedState(config, parse_schedule(o.rescale), Journal(config.results_dir, SHARED_STATE_PHASES))
+            rescaler.channel.reopen()
+        else:
+            from bench.rescale.stop_the_world import StopTheWorld
+
+            rescaler = StopTheWorld(config, parse_schedule(o.rescale), Journal(config.results_dir))
         stopping: list[int] = []  # wall ms at which the driver began a rescale it has not journalled yet
 
         def rescale_spans_now():
@@ -493,7 +500,8 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     replaying: BackgroundReplay | None = None  # a rescale run's live replay, beside the driver loop
     ends: dict[int, int] | None = None
     try:
-        if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
+        if rescaler is not None and not rescaler.live and rescaler.next_index() is not None \
+                and rescaler.journal.event(rescaler.next_index()):
             # a driver killed in the middle of a rescale: finish it before the query runs again
             rescaler.anchor_clock()
             topology = run_event(None)
@@ -536,7 +544,11 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
                 ends = end_offsets(config.bootstrap_servers, config.topic)
             return ends
 
-        status = _drive(topology, listener, dead_letters, observer, config, o, input_ends, log, logs.outage, rescaler)
+        def advance():
+            rescaler.advance(spark, observer, log)
+
+        status = _drive(topology, listener, dead_letters, observer, config, o, input_ends, log, logs.outage, rescaler,
+                        advance)
         while status == "rescale":
             topology = run_event(topology)
             config = rescaler.config
@@ -550,6 +562,8 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
         status, error = "failed", str(e)
     finally:
         observer.stop()
+        if rescaler is not None and rescaler.live:
+            rescaler.channel.abort()  # a query paused at a barrier would wait for the channel
         if topology is not None:
             failure = topology.exception()
             topology.stop()
@@ -674,11 +688,12 @@ class BackgroundReplay:
 
 
 def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o: RunOptions,
-           input_ends, log, outage=None, rescaler=None) -> str:
+           input_ends, log, outage=None, rescaler=None, advance=None) -> str:
     """Wait for: all input processed and its dead letters written -> end-of-input record -> last
-    windows closed. Returns "rescale" when a committed batch reaches the next rescale's time.
-    `input_ends()`: the input topic's end offsets per partition, or None while records are still
-    being replayed into it."""
+    windows closed. Returns "rescale" when a committed batch reaches the next rescale's time of a
+    protocol that stops the query; a live protocol's rescale goes on with `advance()` after every
+    poll. `input_ends()`: the input topic's end offsets per partition, or None while records are
+    still being replayed into it."""
     deadline = time.monotonic() + o.timeout_s
     end_sent_at: int | None = None
     while True:
@@ -696,7 +711,9 @@ def _drive(topology, listener, dead_letters, observer, config: TopologyConfig, o
             return "stopped"
         if rescaler is not None and rescaler.next_index() is not None and data_batches:
             rescaler.anchor_clock()
-            if rescaler.due(observer):
+            if rescaler.live:
+                advance()
+            elif rescaler.due(observer):
                 return "rescale"
         if end_sent_at is None:
             ends = input_ends()

@@ -4,9 +4,9 @@ Written atomically after every step of every event, so that a driver killed in t
 rescale and started again with the same run id knows which events are done, which batch each
 switched at, and where the interrupted one stopped (docs/rescaling.md, "On Spark").
 
-Per event: `index`, `event` (label), `target`, `phase` (`stopped` -> `savepoint` -> `repartitioned`
--> `transferred` -> `restarted`), `switch_batch` (the first batch under the new routing, known from
-`repartitioned` on), `partitions_before` / `partitions_after`, and the figures measured so far.
+Per event: `index`, `event` (label), `target`, `phase` (the protocol's steps, in order:
+STOP_THE_WORLD_PHASES or SHARED_STATE_PHASES), `switch_batch` (the first batch under the new
+routing, once it is fixed), `partitions_before` / `partitions_after`, and the figures measured so far.
 """
 
 from __future__ import annotations
@@ -16,11 +16,15 @@ import os
 import tempfile
 from pathlib import Path
 
-PHASES = ("stopped", "savepoint", "repartitioned", "transferred", "restarted")
+STOP_THE_WORLD_PHASES = ("stopped", "savepoint", "repartitioned", "transferred", "restarted")
+"""bench/rescale/stop_the_world.py: the switch batch is fixed at `repartitioned`."""
+SHARED_STATE_PHASES = ("requested", "savepoint", "published", "switched")
+"""bench/rescale/shared_state.py: the switch batch is fixed at `savepoint`."""
 
 
 class Journal:
-    def __init__(self, folder: Path):
+    def __init__(self, folder: Path, phases: tuple[str, ...] = STOP_THE_WORLD_PHASES):
+        self.phases = phases
         self.path = Path(folder) / "rescale.json"
         self.events: list[dict] = []
         if self.path.exists():
@@ -42,7 +46,7 @@ class Journal:
 
     def reached(self, index: int, phase: str) -> bool:
         entry = self.event(index)
-        return entry is not None and PHASES.index(entry["phase"]) >= PHASES.index(phase)
+        return entry is not None and self.phases.index(entry["phase"]) >= self.phases.index(phase)
 
     def offline_batches(self) -> set[int]:
         """Batches written by `repartition` (no input, no progress event for the observer)."""
@@ -50,7 +54,7 @@ class Journal:
 
     def switches(self) -> list[tuple[int, object]]:
         """(switch batch, target) of the events whose switch batch is fixed, in order."""
-        return [(e["switch_batch"], e["target"]) for e in self.events if self.reached(e["index"], "repartitioned")]
+        return [(e["switch_batch"], e["target"]) for e in self.events if e.get("switch_batch") is not None]
 
     def _write(self) -> None:
         self.path.parent.mkdir(parents=True, exist_ok=True)

@@ -1,5 +1,5 @@
 """A rescale run's configuration and summary (bench run --rescale): the glue between the driver
-(bench/run.py) and STOP_THE_WORLD (bench/rescale/stop_the_world.py)."""
+(bench/run.py) and the protocols on Spark (bench/rescale/stop_the_world.py, shared_state.py)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,17 @@ from dataclasses import replace
 
 from bench.topology.config import TopologyConfig
 
-SPARK_PROTOCOLS = ("STOP_THE_WORLD",)
+SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE")
 """The rescale protocols the Spark topology runs so far (docs/rescaling.md, "On Spark")."""
 
 
 def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> TopologyConfig:
     """The config of a rescale run: schedule and protocol checked (the simulator's checks, and the
-    input's event-time span when the topic holds it), max parallelism = the largest worker count of
-    the schedule, the state-transfer channel on, and the switches a resumed run already made.
+    input's event-time span when the topic holds it), max parallelism M = the largest worker count
+    of the schedule, and the protocol's channels. STOP_THE_WORLD: the state-transfer topic, and the
+    switches a resumed run already made (the restarted query's plan carries them); N starts at A.
+    SHARED_STATE: the rescale channel; the layout is fixed for the run at N = max(A, M), so that a
+    worker added later already has its state partition.
 
     Args: options: `bench.run.RunOptions` (`rescale`, `protocol`); topic_complete: the input topic
         holds the whole input (its span is checked). Raises: ValueError, one clear message each.
@@ -22,7 +25,7 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     from bench.rescale.journal import Journal
     from bench.rescale.kafka_clock import topic_span_ms
     from bench.rescale.plan import routing_at
-    from bench.rescale.stop_the_world import batch_ids, checkpoint_partitions
+    from bench.rescale.driver import batch_ids, checkpoint_partitions
     from bench.simulate.rescale import check_rescalable
     from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
 
@@ -41,10 +44,13 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     for e in events:
         routing.reschedule(e.target)
         sizes.append(max(routing.workers) + 1)
-    switches = tuple(Journal(config.results_dir).switches())
     checkpoint = config.checkpoint_dir / "main"
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
-    return replace(config, max_parallelism=max(sizes), transfers=True, switches=switches,
+    if protocol == "SHARED_STATE":
+        return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol,
+                       state_partitions=partitions or max(config.aggregators, max(sizes)), worker_state=True)
+    switches = tuple(Journal(config.results_dir).switches())
+    return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, switches=switches,
                    state_partitions=partitions, worker_state=True)
 
 

@@ -22,104 +22,17 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, replace
-from pathlib import Path
 
 from bench.rescale import plan as move_plan
-from bench.rescale.journal import Journal
+from bench.rescale.driver import RescaleDriver, batch_ids, checkpoint_partitions, elapsed_ms, hang_after
 from bench.topology import state_transfer
-from bench.topology.config import TopologyConfig
-
-
-HANG_AFTER = "BENCH_FAULT_RESCALE_HANG_AFTER"
-"""Tests only: `<phase>` or `<phase>@<event index>` (0 for the first event). The driver stops moving
-(sleeps) once it has journalled this phase, of any event or of that event only, so that a test can
-SIGKILL it in the middle of a rescale (tests/topology/test_rescale_stop_the_world.py)."""
-
-
-def hang_after(phase: str, index: int) -> None:
-    import os
-
-    if os.environ.get(HANG_AFTER) in (phase, f"{phase}@{index}"):
-        while True:
-            time.sleep(1)
-
-
-def elapsed_ms(since: float) -> float:
-    """Milliseconds (0.1 ms) from `since`, a `time.monotonic()` reading, to now."""
-    return round(1000 * (time.monotonic() - since), 1)
-
-
-def batch_ids(folder: Path) -> list[int]:
-    return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.exists() else []
-
-
-def checkpoint_partitions(checkpoint: Path) -> int:
-    """N: the state partitions a checkpoint's operators have (`spark.sql.shuffle.partitions` in the
-    conf of its last offset-log entry)."""
-    import json
-
-    last = batch_ids(checkpoint / "offsets")[-1]
-    conf = json.loads((checkpoint / "offsets" / str(last)).read_text().splitlines()[1])["conf"]
-    return int(conf["spark.sql.shuffle.partitions"])
 
 
 @dataclass
-class StopTheWorld:
+class StopTheWorld(RescaleDriver):
     """Runs the events of a schedule on one run; `due` is asked after every batch by the driver."""
 
-    config: TopologyConfig
-    events: list          # groupings.rescaling.RescaleEvent
-    journal: Journal
-    t_first_ms: int | None = None
-
-    @property
-    def checkpoint(self) -> Path:
-        return self.config.checkpoint_dir / "main"
-
-    def next_index(self) -> int | None:
-        """The first event that has not restarted the query yet."""
-        for index in range(len(self.events)):
-            if not self.journal.reached(index, "restarted"):
-                return index
-        return None
-
-    def reached(self, observer) -> bool:
-        """Whether a committed batch has reached the next event's time on the Kafka clock (largest
-        Kafka timestamp processed, minus the input's first). The driver must not close the input
-        (its end-of-input record) while such an event waits: the event's barrier would include the
-        end-of-input record and the windows would never close after the restart."""
-        index = self.next_index()
-        if index is None or self.t_first_ms is None:
-            return False
-        max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
-        return max_ts > 0 and max_ts - self.t_first_ms >= self.events[index].at_ms
-
-    def due(self, observer) -> bool:
-        """Whether the next event is `reached` and the previous event is done: its switch batch
-        committed. Events run one at a time, as in the simulator (an event requested while the
-        previous one is under way starts when it is done)."""
-        index = self.next_index()
-        if index is None or not self.reached(observer):
-            return False
-        if index > 0:
-            # Without this, an event whose time the previous barrier already passed would stop the
-            # query before the switch batch ran: its savepoint would hold the previous event's
-            # moved keys at their old owners, and both switches would fall on the same batch.
-            switch = self.journal.event(index - 1)["switch_batch"]
-            if not any(b >= switch for b in observer.batches):
-                return False
-        return True
-
-    def anchor_clock(self) -> None:
-        """Set `t_first_ms`, the zero of the schedule's clock: the input topic's first Kafka
-        timestamp (read once; None while the topic is empty)."""
-        if self.t_first_ms is None:
-            from bench.rescale.kafka_clock import first_timestamp
-
-            self.t_first_ms = first_timestamp(self.config.bootstrap_servers, self.config.topic)
-
-    def targets(self) -> list:
-        return [target for _, target in self.journal.switches()]
+    DONE = "restarted"
 
     def run_event(self, spark, topology, start_query, observer, log) -> object:
         """Stop `topology`, move the state, start and return the new topology (`start_query(config)`
@@ -151,7 +64,6 @@ class StopTheWorld:
             # a driver killed after the restarted query committed the switch batch: the event is in force
             return self._restart(index, start_query, steps, t0, log)
         barrier = entry.get("barrier_batch", batch_ids(self.checkpoint / "commits")[-1])
-        max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
         # 2. savepoint
         t = time.monotonic()
         touch_state_store_coordinator(spark)
@@ -191,7 +103,7 @@ class StopTheWorld:
         steps["transfer_ms"] = elapsed_ms(t)
         figures = {
             "protocol": "STOP_THE_WORLD", "routing": c.grouping,
-            "started_ms": max_ts - self.t_first_ms if max_ts and self.t_first_ms is not None else None,
+            "started_ms": self.started_ms(observer),
             "workers_before": len(before.workers), "workers_after": workers_after,
             "worker_ids_before": list(before.workers), "worker_ids_after": list(after.workers),
             "moved_groups": move.moved_groups, "groups": move.groups,
@@ -218,19 +130,3 @@ class StopTheWorld:
         steps["stop_to_restart_ms"] = elapsed_ms(t0)
         self.journal.record(index, phase="restarted", steps=steps)
         return topology
-
-    def event_records(self, observer, violations_of) -> list[dict]:
-        """summary.json `rescale.events`: the journal's figures plus the ones measured after the
-        restart (pause, the switch batch's time, ownership violations)."""
-        out = []
-        for entry in self.journal.events:
-            rec = {k: v for k, v in entry.items() if k not in ("phase", "target")}
-            switch = entry.get("switch_batch")
-            after = sorted(b for b in observer.batches if switch is not None and b >= switch)
-            if after:
-                first = observer.batches[after[0]]
-                rec["pause_ms"] = first["end_ms"] - entry["stop_wall_ms"]
-                rec["done_ms"] = (first.get("max_ts_ms") or 0) - self.t_first_ms if first.get("max_ts_ms") else None
-            rec["ownership_violations"] = violations_of(entry["index"])
-            out.append(rec)
-        return out

@@ -69,8 +69,24 @@ class TopologyConfig:
     switches: tuple = ()
     """Rescales applied so far: `(switch batch, target)`, the first batch routed by the new routing
     and the schedule's target (a worker count or '+id'/'-id' changes), in order."""
-    transfers: bool = False
-    """A rescale run: the query reads the state-transfer channel `<run>.state`."""
+    rescale_protocol: str = ""
+    """A rescale run's protocol ("": no rescale). STOP_THE_WORLD: the query reads the state-transfer
+    channel `<run>.state` and is restarted with `switches`; SHARED_STATE: it reads the rescale
+    channel (`bench.topology.rescale_channel`, in `rescale_channel_dir`) and is never restarted."""
+
+    @property
+    def transfers(self) -> bool:
+        """The query reads the state-transfer topic `<run>.state` (STOP_THE_WORLD)."""
+        return self.rescale_protocol == "STOP_THE_WORLD"
+
+    @property
+    def live_rescale(self) -> bool:
+        """The query reads the rescale channel (SHARED_STATE)."""
+        return self.rescale_protocol == "SHARED_STATE"
+
+    @property
+    def rescale_channel_dir(self) -> Path:
+        return self.checkpoint_dir / "rescale-channel"
 
     @property
     def worker_space(self) -> int:

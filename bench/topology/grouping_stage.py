@@ -33,6 +33,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
@@ -204,15 +205,36 @@ def due_targets(switches: tuple, applied: int, batch_id: int) -> list:
     return [target for switch_batch, target in switches[applied:] if switch_batch <= batch_id]
 
 
+CONTROL_COLUMN = "control"
+"""A live rescale's switch record on the grouping stage's packed input (NULL on tuple rows):
+`bench.topology.rescale_channel` gives every splitter instance a copy in the same batch."""
+
+
+def live_targets(applied: list, records: list[str]) -> list:
+    """The targets of the switch records `records` (JSON, `epoch` and `target`) that an instance
+    which applied `applied` (targets of epochs 1..len(applied)) has not applied yet, by epoch.
+
+    Raises: ValueError: an epoch is missing (epochs are published one by one, 1, 2, ...)."""
+    new = sorted({int(r["epoch"]): r["target"] for r in map(json.loads, records)
+                  if int(r["epoch"]) > len(applied)}.items())
+    for expected, (epoch, _) in enumerate(new, start=len(applied) + 1):
+        if epoch != expected:
+            raise ValueError(f"switch of rescale epoch {epoch} before epoch {expected}")
+    return [target for _, target in new]
+
+
 class GroupingProcessor(StatefulProcessor):
     """The stateful processor: state = one grouping instance per splitter key.
 
-    In a rescale run each instance also keeps how many rescales it applied (`rescale_epoch`); in
-    the batch a rescale switches at (`switches`, known from the batch id Spark gives every task)
-    it reschedules its routing before it routes."""
+    Rescales (`rescale`): with `switches` (STOP_THE_WORLD: the query is restarted with them), each
+    instance counts the rescales it applied (`rescale_epoch`) and, in the batch a switch is due
+    (known from the batch id Spark gives every task), reschedules its routing before it routes.
+    Live (SHARED_STATE: no restart), the switches arrive as CONTROL_COLUMN rows, and each instance
+    keeps the targets it applied (`live_targets`), so that an instance created later starts with
+    them too."""
 
     def __init__(self, grouping: str, workers: int, params: dict, clock: str, switches: tuple = (),
-                 width: int | None = None, rescale: bool = False):
+                 width: int | None = None, rescale: bool = False, live: bool = False):
         self.grouping = grouping
         self.workers = workers
         self.params = dict(params)
@@ -220,17 +242,20 @@ class GroupingProcessor(StatefulProcessor):
         self.switches = tuple(switches)
         self.width = width
         self.rescale = rescale
+        self.live = live
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("grouping", STATE_SCHEMA)
         if self.rescale:
             self.epoch = handle.getValueState("rescale_epoch", T.StructType([T.StructField("applied", T.LongType())]))
+        if self.live:
+            self.applied = handle.getValueState("live_targets", T.StructType([T.StructField("json", T.StringType())]))
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         frames = [f for f in rows if len(f)]
         if not frames:
             return
-        batch = unpack(pd.concat(frames, ignore_index=True))
+        packed = pd.concat(frames, ignore_index=True)
         # One state-API round trip, not two: `get` is None for a new instance (no `exists` first).
         stored = self.state.get()
         previous = tuple(stored) if stored is not None else None
@@ -243,10 +268,24 @@ class GroupingProcessor(StatefulProcessor):
             targets = due_targets(self.switches, applied, int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)))
             if targets:
                 self.epoch.update((applied + len(targets),))
+        if self.live:
+            control = packed[CONTROL_COLUMN].notna()
+            kept = self.applied.get()
+            applied = json.loads(kept[0]) if kept is not None else []
+            new = live_targets(applied, packed.loc[control, CONTROL_COLUMN].tolist()) if control.any() else []
+            if new:
+                self.applied.update((json.dumps(applied + new),))
+            # a new instance starts at `workers` and takes every switch so far
+            targets = new if previous is not None else applied + new
+            packed = packed.loc[~control]
+            if not len(packed) and previous is None:
+                return  # no instance yet: it is created, with `live_targets`, by its first tuples
+        batch = unpack(packed)
         out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
                                      params=self.params, clock=self.clock, targets=tuple(targets), width=self.width)
         self.state.update(new_state)
-        yield out
+        if len(out):
+            yield out
         freeze_after_warm_up(f"grouping:{self.grouping}")
 
     def close(self) -> None:
@@ -254,11 +293,16 @@ class GroupingProcessor(StatefulProcessor):
 
 
 def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str,
-                   switches: tuple = (), width: int | None = None, rescale: bool = False) -> DataFrame:
-    """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column."""
+                   switches: tuple = (), width: int | None = None, rescale: bool = False,
+                   controls: DataFrame | None = None) -> DataFrame:
+    """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column.
+    `controls`: a live rescale's switch rows (`rescale_channel.switch_rows`), or None."""
     packed = tuples.mapInArrow(pack, PACKED_SCHEMA)
+    if controls is not None:
+        packed = packed.withColumn(CONTROL_COLUMN, F.lit(None).cast("string")).unionByName(controls)
     return packed.groupBy("splitter").transformWithStateInPandas(
-        statefulProcessor=GroupingProcessor(grouping, workers, params, clock, switches, width, rescale),
+        statefulProcessor=GroupingProcessor(grouping, workers, params, clock, switches, width, rescale,
+                                            live=controls is not None),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Append",
         timeMode="None",

@@ -23,14 +23,21 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     """The main query's DataFrame up to the aggregator (no sink): final totals per (window, key)."""
     raw = spout.read_kafka(spark, config)
     tuples = splitter.split(raw, config, splitter_sql)
-    routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
-                                           config.grouping_clock, config.switches, config.worker_space,
-                                           config.transfers)
-    transfers = None
+    transfers = controls = None
     if config.transfers:
         from bench.topology import state_transfer, worker_state
 
         transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.PACKED_SCHEMA)
+    if config.live_rescale:
+        from bench.topology import rescale_channel, state_transfer, worker_state
+
+        channel = rescale_channel.read(spark, config.rescale_channel_dir)
+        controls = rescale_channel.switch_rows(channel, config.splitters, grouping_stage.PACKED_SCHEMA,
+                                               grouping_stage.CONTROL_COLUMN)
+        transfers = rescale_channel.transfer_rows(channel, worker_state.PACKED_SCHEMA, state_transfer.TRANSFER_COLUMN)
+    routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
+                                           config.grouping_clock, config.switches, config.worker_space,
+                                           config.transfers, controls)
     partials = worker.work(routed, config.worker_space, config.cost_ms, config.cost_every, config.worker_window_s,
                            config.partitions if config.worker_state else None, transfers)
     return aggregator.aggregate(partials, config.aggregator_window_s)
@@ -59,8 +66,9 @@ def main_query_name(config: TopologyConfig) -> str:
 def start(spark: SparkSession, config: TopologyConfig, splitter_sql, observer=None, once: bool = False) -> RunningTopology:
     """Start the query (checkpoint `config.checkpoint_dir / "main"`); `once`: one trigger, then stop
     (STOP_THE_WORLD finishes a batch its stop interrupted this way)."""
-    # Fixed per checkpoint at its first batch (a restart keeps the stored value): A partitions.
-    spark.conf.set("spark.sql.shuffle.partitions", str(config.aggregators))
+    # Fixed per checkpoint at its first batch (a restart keeps the stored value): N partitions,
+    # A unless a rescale run sizes them for its max parallelism.
+    spark.conf.set("spark.sql.shuffle.partitions", str(config.partitions))
     sink = AggregateSink(config.run_id, config.results_dir, config.bootstrap_servers, config.aggregates_topic,
                          observer)
     writer = (

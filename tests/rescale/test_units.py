@@ -5,6 +5,7 @@ and the grouping stage's switch at a batch."""
 from __future__ import annotations
 
 import json
+import time
 
 import pandas as pd
 import pytest
@@ -131,6 +132,71 @@ def test_a_rescale_run_is_sized_for_its_largest_worker_count(tmp_path):
     config = rescale_config(_options("60s:12,90s:8"), _config(tmp_path), topic_complete=False)
     assert (config.max_parallelism, config.worker_space, config.transfers, config.switches) == (12, 12, True, ())
     assert config.partitions == config.aggregators  # N: no checkpoint yet
+
+
+def test_a_shared_state_run_fixes_its_layout_for_the_max_parallelism(tmp_path):
+    from bench.rescale.setup import rescale_config
+
+    config = rescale_config(_options("60s:12,90s:8", "SHARED_STATE"), _config(tmp_path), topic_complete=False)
+    assert (config.worker_space, config.partitions, config.live_rescale, config.transfers, config.switches) == \
+        (12, 12, True, False, ())  # N = max(A 10, M 12) from the first batch: no repartition later
+
+
+def test_a_live_router_takes_each_epoch_once_and_in_order():
+    from bench.topology.grouping_stage import live_targets
+
+    switch = lambda e, t: json.dumps({"epoch": e, "slot": -1, "target": t})  # noqa: E731
+    assert live_targets([], [switch(1, 6)]) == [6]
+    assert live_targets([6], [switch(1, 6), switch(1, 6)]) == []  # read again: nothing new
+    assert live_targets([6], [switch(3, 5), switch(2, "+7")]) == ["+7", 5]
+    with pytest.raises(ValueError, match="epoch 3 before epoch 2"):
+        live_targets([6], [switch(3, 5)])
+
+
+def test_the_channel_holds_the_query_at_a_barrier_until_the_epoch_is_published(tmp_path):
+    """The source's `latestOffset` (what the query's thread calls before it plans a batch) waits
+    while an epoch is requested and not published, and the published records are read once."""
+    import threading
+
+    from bench.topology import rescale_channel
+
+    channel = rescale_channel.Channel(tmp_path)
+    reader = rescale_channel.RescaleChannelSource({"folder": str(tmp_path)}).streamReader(None)
+    assert reader.latestOffset({"epoch": 0}, None) == {"epoch": 0}  # nothing requested: no wait
+    channel.request(1)
+    got = []
+    waiting = threading.Thread(target=lambda: got.append(reader.latestOffset({"epoch": 0}, None)), daemon=True)
+    waiting.start()
+    try:
+        deadline = time.monotonic() + 10
+        while channel.barrier_wall_ms(1) is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert channel.barrier_wall_ms(1) is not None and waiting.is_alive() and not got
+        transfers = state_transfer.records(1, {0: ["a"]}, {4: [("a", 2, 3, 10, 20)]})
+        assert channel.publish(1, 6, transfers) == 3
+        waiting.join(10)
+    finally:
+        channel.abort()  # the waiting thread ends whatever failed
+    assert got == [{"epoch": 1}]
+    channel.publish(1, 8, [])  # a resumed driver does not rewrite a published epoch
+    (part,) = reader.partitions({"epoch": 0}, {"epoch": 1})
+    rows = list(reader.read(part))
+    assert [(e, slot) for e, slot, _ in rows] == [(1, -1), (1, 0), (1, 4)]
+    assert json.loads(rows[0][2])["target"] == 6
+    assert reader.partitions({"epoch": 1}, {"epoch": 1}) == []
+
+
+def test_a_query_waiting_at_a_barrier_fails_when_the_driver_gives_up(tmp_path):
+    from bench.topology import rescale_channel
+
+    channel = rescale_channel.Channel(tmp_path)
+    reader = rescale_channel.RescaleChannelSource({"folder": str(tmp_path)}).streamReader(None)
+    channel.request(1)
+    channel.abort()
+    with pytest.raises(rescale_channel.RescaleAborted):
+        reader.latestOffset({"epoch": 0}, None)
+    channel.reopen()  # a new driver attempt
+    assert not (tmp_path / "abort").exists()
 
 
 @pytest.mark.parametrize("grouping,protocol,message", [

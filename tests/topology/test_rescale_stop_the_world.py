@@ -50,17 +50,18 @@ def two_events(stack, paced_topic) -> str:
     return f"{span // 3}ms:+4,+5,{2 * span // 3}ms:-1"
 
 
-def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path) -> tuple[dict, pd.DataFrame, Path]:
+def simulate_stop_the_world(stack, input_topic, schedule: str, folder: Path,
+                            protocol: str = "STOP_THE_WORLD") -> tuple[dict, pd.DataFrame, Path]:
     """summary.json, state.parquet and the record's folder (`<folder>/sim-stw`) of `bench simulate
     --from-topic` over `input_topic` (an InputTopic) with the e2e runs' W and S, `schedule` and
-    STOP_THE_WORLD."""
+    `protocol`."""
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", folder)
         simulate_ok = bench_main([
             "simulate", "--from-topic", input_topic.name, "--bootstrap-servers", stack.bootstrap_servers,
             "--dataset", "NYC_FLIGHTS", "--grouping", "VNODE", "--workers", str(E2E_FAST["workers"]),
             "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim-stw", "--no-progress",
-            "--rescale", schedule, "--protocol", "STOP_THE_WORLD",
+            "--rescale", schedule, "--protocol", protocol,
         ])
     assert simulate_ok == 0
     return (json.loads((folder / "sim-stw" / "summary.json").read_text()),
@@ -276,8 +277,8 @@ def _wait_gone(pids: list[int], timeout_s: float) -> None:
 
 
 def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, run_id: str, phase: str,
-                             index: int = 0) -> None:
-    """Run `bench run` (VNODE, the e2e options, `schedule`) as a child process until the journal of
+                             index: int = 0, protocol: str = "STOP_THE_WORLD") -> None:
+    """Run `bench run` (VNODE, the e2e options, `schedule`, `protocol`) as a child process until the journal of
     `results/<run_id>/rescale.json` has event `index` at `phase`, then SIGKILL it (and wait for its
     Spark JVM to end). The driver sleeps there (BENCH_FAULT_RESCALE_HANG_AFTER=<phase>@<index>)."""
     import os
@@ -285,7 +286,7 @@ def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, r
     import subprocess
     import sys
 
-    from bench.rescale.stop_the_world import HANG_AFTER
+    from bench.rescale.driver import HANG_AFTER
 
     cmd = [sys.executable, "-m", "bench", "run", "--grouping", "VNODE", "--dataset", "NYC_FLIGHTS",
            "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local[2]",
@@ -294,7 +295,7 @@ def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, r
            "--workers", "4", "--splitters", str(E2E_FAST["splitters"]), "--aggregators", "2", "--cost-ms", "0",
            "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
            "--observer-tick-s", "2", "--trigger-s", "0.5", "--max-offsets-per-trigger", "300",
-           "--rescale", schedule, "--protocol", "STOP_THE_WORLD", "--timeout-s", "600"]
+           "--rescale", schedule, "--protocol", protocol, "--timeout-s", "600"]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, HANG_AFTER: f"{phase}@{index}"})
     journal = tmp_path / run_id / "rescale.json"
@@ -360,7 +361,7 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     repartition wrote its batch (before the moved state reached `<run>.state`), or after the moved
     state was written (before the restart); the same run id finishes the rescale and the run,
     exactly, and writes the epoch to `<run>.state` once in all."""
-    from bench.rescale.stop_the_world import checkpoint_partitions
+    from bench.rescale.driver import checkpoint_partitions
 
     run_id = f"e2e-stw-kill-{phase}-{int(time.time())}"
     options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
@@ -441,7 +442,7 @@ def test_a_driver_killed_in_the_second_event_resumes_exactly(stack, spark, paced
     """The two-event schedule, SIGKILL after the second event's repartition (N 6 -> 5; its moved
     state not yet in `<run>.state`): the same run id keeps the first event as it was, finishes the
     second, and the run ends with the totals and the state of the simulator, owners included."""
-    from bench.rescale.stop_the_world import checkpoint_partitions
+    from bench.rescale.driver import checkpoint_partitions
 
     run_id = f"e2e-stw2-kill-{int(time.time())}"
     kill_driver_in_a_rescale(stack, tmp_path, paced_topic.name, two_events, run_id, "repartitioned", index=1)

@@ -1,0 +1,132 @@
+"""What every rescale protocol's driver on Spark shares: the schedule on the Kafka clock, one event
+at a time, the journal, and the figures of each event (docs/rescaling.md, "On Spark").
+
+The protocols: bench/rescale/stop_the_world.py (stop, repartition, restart) and
+bench/rescale/shared_state.py (a pause between two batches of the running query).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.rescale.journal import Journal
+from bench.topology.config import TopologyConfig
+
+HANG_AFTER = "BENCH_FAULT_RESCALE_HANG_AFTER"
+"""Tests only: `<phase>` or `<phase>@<event index>` (0 for the first event). The driver stops moving
+(sleeps) once it has journalled this phase, of any event or of that event only, so that a test can
+SIGKILL it in the middle of a rescale (tests/topology/test_rescale_*.py)."""
+
+
+def hang_after(phase: str, index: int) -> None:
+    if os.environ.get(HANG_AFTER) in (phase, f"{phase}@{index}"):
+        while True:
+            time.sleep(1)
+
+
+def elapsed_ms(since: float) -> float:
+    """Milliseconds (0.1 ms) from `since`, a `time.monotonic()` reading, to now."""
+    return round(1000 * (time.monotonic() - since), 1)
+
+
+def batch_ids(folder: Path) -> list[int]:
+    return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.exists() else []
+
+
+def checkpoint_partitions(checkpoint: Path) -> int:
+    """N: the state partitions a checkpoint's operators have (`spark.sql.shuffle.partitions` in the
+    conf of its last offset-log entry)."""
+    last = batch_ids(checkpoint / "offsets")[-1]
+    conf = json.loads((checkpoint / "offsets" / str(last)).read_text().splitlines()[1])["conf"]
+    return int(conf["spark.sql.shuffle.partitions"])
+
+
+@dataclass
+class RescaleDriver:
+    """The events of a schedule on one run. Subclasses say when an event is done (`DONE`, the last
+    of their journal's phases) and how it runs."""
+
+    config: TopologyConfig
+    events: list          # groupings.rescaling.RescaleEvent
+    journal: Journal
+    t_first_ms: int | None = None
+
+    DONE = ""
+    live = False
+    """Whether the event runs inside the running query (the driver loop calls `advance`) or stops it
+    (the driver loop returns "rescale" and calls `run_event`)."""
+
+    @property
+    def checkpoint(self) -> Path:
+        return self.config.checkpoint_dir / "main"
+
+    def next_index(self) -> int | None:
+        """The first event that is not done."""
+        for index in range(len(self.events)):
+            if not self.journal.reached(index, self.DONE):
+                return index
+        return None
+
+    def reached(self, observer) -> bool:
+        """Whether a committed batch has reached the next event's time on the Kafka clock (largest
+        Kafka timestamp processed, minus the input's first). The driver must not close the input
+        (its end-of-input record) while such an event waits: the event's barrier would include the
+        end-of-input record and the windows would never close after the switch."""
+        index = self.next_index()
+        if index is None or self.t_first_ms is None:
+            return False
+        max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
+        return max_ts > 0 and max_ts - self.t_first_ms >= self.events[index].at_ms
+
+    def due(self, observer) -> bool:
+        """Whether the next event is `reached` and the previous event is done: its switch batch
+        committed. Events run one at a time, as in the simulator (an event requested while the
+        previous one is under way starts when it is done)."""
+        index = self.next_index()
+        if index is None or not self.reached(observer):
+            return False
+        if index > 0:
+            # Without this, an event whose time the previous barrier already passed would take its
+            # savepoint before the switch batch ran: the previous event's moved keys would still be
+            # at their old owners, and both switches would fall on the same batch.
+            switch = self.journal.event(index - 1)["switch_batch"]
+            if not any(b >= switch for b in observer.batches):
+                return False
+        return True
+
+    def anchor_clock(self) -> None:
+        """Set `t_first_ms`, the zero of the schedule's clock: the input topic's first Kafka
+        timestamp (read once; None while the topic is empty)."""
+        if self.t_first_ms is None:
+            from bench.rescale.kafka_clock import first_timestamp
+
+            self.t_first_ms = first_timestamp(self.config.bootstrap_servers, self.config.topic)
+
+    def targets(self) -> list:
+        return [target for _, target in self.journal.switches()]
+
+    def started_ms(self, observer) -> int | None:
+        """The event's start on the Kafka clock: the largest timestamp processed so far."""
+        max_ts = max((b.get("max_ts_ms") or 0 for b in observer.batches.values()), default=0)
+        return max_ts - self.t_first_ms if max_ts and self.t_first_ms is not None else None
+
+    def event_records(self, observer, violations_of) -> list[dict]:
+        """summary.json `rescale.events`: the journal's figures plus the ones measured after the
+        switch (pause: from `stop_wall_ms` to the end of the switch batch; the switch batch's time on
+        the Kafka clock; ownership violations)."""
+        out = []
+        for entry in self.journal.events:
+            rec = {k: v for k, v in entry.items() if k not in ("phase", "target")}
+            switch = entry.get("switch_batch")
+            after = sorted(b for b in observer.batches if switch is not None and b >= switch)
+            if after and entry.get("stop_wall_ms") is not None:
+                first = observer.batches[after[0]]
+                rec["pause_ms"] = first["end_ms"] - entry["stop_wall_ms"]
+                rec["done_ms"] = (first.get("max_ts_ms") or 0) - self.t_first_ms if first.get("max_ts_ms") else None
+            rec["ownership_violations"] = violations_of(entry["index"])
+            out.append(rec)
+        return out

@@ -1,0 +1,184 @@
+"""The rescale channel of a live rescale (SHARED_STATE): a barrier between two micro-batches of the
+running query, and the rows that carry the new routing and the moved state into the next batch.
+
+Spark has no call that pauses a running query between two batches, and its state data source
+reads committed batches only: inside batch B's own sink, `format("statestore").option("batchId", B)`
+fails with `[STDS_COMMITTED_BATCH_UNAVAILABLE] No committed batch found` (PySpark 4.2.0, measured).
+A source's `latestOffset` is the one place where the query's thread waits for us after a batch
+committed and before the next is planned. So the channel is a Python streaming data source
+(`pyspark.sql.datasource`, PySpark's public API) over a folder of the query's checkpoint, the
+rescale's shared storage:
+
+- `request-<e>.json` (the driver): rescale epoch e is due.
+- `barrier-<e>.json` (the source, in `latestOffset`): the query has committed its last batch B
+  and waits; `wall_ms` is when it began to wait. No batch runs until epoch e is published.
+- `epoch-<e>.jsonl` (the driver, after it read batch B's committed state): the epoch's records, one
+  JSON object per line, written once and atomically (never rewritten): the routers' switch
+  `{"epoch": e, "slot": -1, "target": ...}`, and the transfer records of
+  `bench.topology.state_transfer.records` (`slot` >= 0: extract / install at that worker slot).
+- `abort` (the driver, when it gives up a run): a waiting `latestOffset` raises.
+
+The source's offset is the last published epoch (`{"epoch": e}`), kept in the query's offset log
+like the Kafka offsets: batch B + 1 reads epoch e's records exactly once, and a restarted query
+reads them again only if it runs that batch again. Only batch B + 1 carries them, so routers and
+workers switch in the same batch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import time
+from pathlib import Path
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+FORMAT = "bench_rescale_channel"
+SCHEMA = "epoch INT, slot INT, record STRING"
+SWITCH_SLOT = -1
+"""The `slot` of a switch record (for the routers, not a worker slot)."""
+WAIT_S = 900.0
+"""How long a paused query waits for the driver to publish an epoch before it fails."""
+
+
+class RescaleAborted(RuntimeError):
+    """The driver gave the run up while the query waited at a rescale's barrier."""
+
+
+def _write_once(path: Path, text: str) -> None:
+    """Write `path` atomically unless it exists (a resumed writer keeps the first version)."""
+    if path.exists():
+        return
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    with os.fdopen(fd, "w") as f:
+        f.write(text)
+        f.flush()
+        os.fsync(f.fileno())
+    Path(tmp).replace(path)
+
+
+class Channel:
+    """The driver's side of the channel folder."""
+
+    def __init__(self, folder: Path):
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+
+    def request(self, epoch: int) -> None:
+        _write_once(self.folder / f"request-{epoch}.json", json.dumps({"wall_ms": int(time.time() * 1000)}))
+
+    def barrier_wall_ms(self, epoch: int) -> int | None:
+        """When the query began to wait at epoch `epoch`'s barrier (epoch ms), or None while it runs."""
+        path = self.folder / f"barrier-{epoch}.json"
+        return json.loads(path.read_text())["wall_ms"] if path.exists() else None
+
+    def published(self, epoch: int) -> bool:
+        return (self.folder / f"epoch-{epoch}.jsonl").exists()
+
+    def publish(self, epoch: int, target, transfer_records: list[tuple[str, str]]) -> int:
+        """Publish epoch `epoch`: the switch to `target` and the transfer records (Kafka-style
+        `(key, json)` pairs of `state_transfer.records`). Idempotent. Returns the records' count."""
+        lines = [json.dumps({"epoch": epoch, "slot": SWITCH_SLOT, "target": target}, separators=(",", ":"))]
+        lines += [value for _, value in transfer_records]
+        _write_once(self.folder / f"epoch-{epoch}.jsonl", "\n".join(lines) + "\n")
+        return len(lines)
+
+    def abort(self) -> None:
+        (self.folder / "abort").write_text("")
+
+    def reopen(self) -> None:
+        """A new driver attempt: a previous attempt's `abort` no longer holds."""
+        (self.folder / "abort").unlink(missing_ok=True)
+
+
+class _Reader(DataSourceStreamReader):
+    def __init__(self, folder: str):
+        self.folder = Path(folder)
+
+    def _epochs(self, prefix: str) -> list[int]:
+        return sorted(int(p.name[len(prefix) + 1:].split(".")[0]) for p in self.folder.glob(f"{prefix}-*"))
+
+    def initialOffset(self) -> dict:
+        return {"epoch": 0}
+
+    def latestOffset(self, start: dict, limit) -> dict:
+        requested = self._epochs("request")
+        if not requested:
+            return {"epoch": int(start["epoch"]) if start else 0}
+        epoch = requested[-1]
+        published = self.folder / f"epoch-{epoch}.jsonl"
+        if not published.exists():
+            _write_once(self.folder / f"barrier-{epoch}.json", json.dumps({"wall_ms": int(time.time() * 1000)}))
+            deadline = time.monotonic() + WAIT_S
+            while not published.exists():
+                if (self.folder / "abort").exists():
+                    raise RescaleAborted(f"rescale epoch {epoch}: the driver gave the run up at the barrier")
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"rescale epoch {epoch}: not published within {WAIT_S:g} s of the barrier")
+                time.sleep(0.02)
+        return {"epoch": epoch}
+
+    def partitions(self, start: dict, end: dict):
+        return [InputPartition(e) for e in range(int(start["epoch"]) + 1, int(end["epoch"]) + 1)]
+
+    def read(self, partition):
+        epoch = partition.value
+        for line in (self.folder / f"epoch-{epoch}.jsonl").read_text().splitlines():
+            if line:
+                yield epoch, int(json.loads(line)["slot"]), line
+
+    def commit(self, end: dict) -> None:
+        pass
+
+
+class RescaleChannelSource(DataSource):
+    """`spark.readStream.format(FORMAT).option("folder", ...)`: rows `epoch, slot, record`."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT
+
+    def schema(self) -> str:
+        return SCHEMA
+
+    def streamReader(self, schema) -> DataSourceStreamReader:
+        return _Reader(self.options["folder"])
+
+
+def read(spark, folder: Path) -> DataFrame:
+    """The channel as a streaming DataFrame (`epoch, slot, record`)."""
+    spark.dataSource.register(RescaleChannelSource)
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    return spark.readStream.format(FORMAT).option("folder", str(folder)).load()
+
+
+def switch_rows(channel: DataFrame, splitters: int, packed_schema: T.StructType, column: str) -> DataFrame:
+    """The switch records as rows of the grouping stage's packed input: one copy per splitter
+    instance (`packed_schema` columns, `partition` -1, empty lists) with the record in `column`."""
+    columns = []
+    for field in packed_schema.fields:
+        if field.name == "splitter":
+            columns.append(F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))).alias("splitter"))
+        elif field.name == "partition":
+            columns.append(F.lit(-1).cast("int").alias("partition"))
+        else:
+            columns.append(F.array().cast(field.dataType).alias(field.name))
+    return channel.where(F.col("slot") == SWITCH_SLOT).select(*columns, F.col("record").alias(column))
+
+
+def transfer_rows(channel: DataFrame, packed_schema: T.StructType, column: str) -> DataFrame:
+    """The transfer records as rows of the worker-state operator's input (`packed_schema` columns,
+    `worker` -1, empty lists) with the record in `column`, as `state_transfer.read` gives them."""
+    columns = []
+    for field in packed_schema.fields:
+        if field.name == "slot":
+            columns.append(F.col("slot"))
+        elif field.name == "worker":
+            columns.append(F.lit(-1).cast("int").alias("worker"))
+        else:
+            columns.append(F.array().cast(field.dataType).alias(field.name))
+    return channel.where(F.col("slot") >= 0).select(*columns, F.col("record").alias(column))
