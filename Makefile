@@ -30,11 +30,11 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RESCALE),--rescale $(RESCALE)) $(if $(PROTOCOL),--protocol $(PROTOCOL)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test chaos bench bench-all capacity perf produce sweep rescale dashboards compare report clean
+.PHONY: help install venv up down status test chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
-	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE]  rescale the running topology (docs/rescaling.md)"
+	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER]  rescale the running topology (docs/rescaling.md)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
 	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] maximum sustainable throughput per grouping (rate steps)"
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
@@ -47,6 +47,7 @@ help:
 	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
 	@echo "make rescale                      simulate rescales: KEY/KEY_GROUP/VNODE x the four protocols, one figure + table"
+	@echo "make rescale-bench                the protocols that run on Spark x VNODE/KEY_GROUP, 3 runs each, beside the simulator"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
 
 $(STAMP): pyproject.toml
@@ -130,6 +131,11 @@ sweep: $(STAMP)
 # KEY, KEY_GROUP, VNODE x STOP_THE_WORLD, SHARED_STATE, LEARNER, HANDOFF (batch 1 and 64).
 rescale: $(STAMP)
 	$(PY) -m bench.simulate.rescale_matrix $(ARGS)
+
+# The rescale protocols that run on Spark x VNODE, KEY_GROUP on one recorded topic, 3 runs each,
+# beside the simulator's five cells on the same topic (docs/rescaling.md, "make rescale-bench").
+rescale-bench: up
+	$(PY) -m bench.rescale.spark_bench $(ARGS)
 
 clean: down
 	rm -rf .stack

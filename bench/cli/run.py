@@ -71,7 +71,7 @@ def _common(p) -> None:
                    help="rescale the stateful workers while the stream runs: '60s:12' (time since the input's "
                         "first Kafka timestamp : new worker count), as bench simulate --rescale")
     p.add_argument("--protocol", default="STOP_THE_WORLD",
-                   help="rescale protocol (on Spark: STOP_THE_WORLD or SHARED_STATE; docs/rescaling.md)")
+                   help="rescale protocol (on Spark: STOP_THE_WORLD, SHARED_STATE or LEARNER; docs/rescaling.md)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON too")
     p.add_argument("--no-progress", action="store_true")
 

@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from bench.topology.config import TopologyConfig
 
-SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE")
+SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")
 """The rescale protocols the Spark topology runs so far (docs/rescaling.md, "On Spark")."""
 
 
@@ -16,8 +16,8 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     input's event-time span when the topic holds it), max parallelism M = the largest worker count
     of the schedule, and the protocol's channels. STOP_THE_WORLD: the state-transfer topic, and the
     switches a resumed run already made (the restarted query's plan carries them); N starts at A.
-    SHARED_STATE: the rescale channel; the layout is fixed for the run at N = max(A, M), so that a
-    worker added later already has its state partition.
+    SHARED_STATE and LEARNER: the rescale channel; the layout is fixed for the run at N = max(A, M),
+    so that a worker added later already has its state partition.
 
     Args: options: `bench.run.RunOptions` (`rescale`, `protocol`); topic_complete: the input topic
         holds the whole input (its span is checked). Raises: ValueError, one clear message each.
@@ -46,7 +46,7 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
         sizes.append(max(routing.workers) + 1)
     checkpoint = config.checkpoint_dir / "main"
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
-    if protocol == "SHARED_STATE":
+    if protocol in ("SHARED_STATE", "LEARNER"):
         return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol,
                        state_partitions=partitions or max(config.aggregators, max(sizes)), worker_state=True)
     switches = tuple(Journal(config.results_dir).switches())

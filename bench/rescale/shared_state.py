@@ -39,11 +39,16 @@ class SharedState(RescaleDriver):
     """The driver loop calls `advance` after every poll while the query runs."""
 
     DONE = "switched"
+    PROTOCOL = "SHARED_STATE"
     live = True
 
     @property
     def channel(self) -> Channel:
         return Channel(self.config.rescale_channel_dir)
+
+    def switch_epoch(self, index: int) -> int:
+        """The channel epoch that carries event `index`'s switch."""
+        return index + 1
 
     def advance(self, spark, observer, log) -> None:
         """Take the next event one step further, as far as the query allows now (never blocks on it)."""
@@ -51,7 +56,7 @@ class SharedState(RescaleDriver):
         if index is None:
             return
         entry = self.journal.event(index)
-        epoch = index + 1
+        epoch = self.switch_epoch(index)
         if entry is None:
             if not self.due(observer):
                 return
@@ -72,14 +77,14 @@ class SharedState(RescaleDriver):
         elif entry["phase"] == "savepoint":
             # a resumed driver: the query still waits at the same barrier (it cannot pass it before
             # the epoch is published), so the state read again is the same
-            self._publish(index, None if self.channel.published(epoch) else self._move(spark, index)[0])
+            self._publish(index, None if self.channel.published(epoch) else self._move(spark, index, epoch)[0])
         entry = self.journal.event(index)
         if entry["phase"] == "published" and any(b >= entry["switch_batch"] for b in observer.batches):
             self.journal.record(index, phase="switched")
 
-    def _move(self, spark, index: int) -> tuple[list, dict, float]:
-        """Read the committed state and plan the move of event `index`: the channel's transfer
-        records, the event's figures, and the state read's duration (ms)."""
+    def _plan(self, spark, index: int, batch_id: int | None = None):
+        """Read the committed state (the last committed batch, or `batch_id`) and plan the move of
+        event `index`. Returns (move, the routings before and after, the read's duration in ms)."""
         from bench.topology.state_layout import slot_table
         from bench.topology.worker_state import read_final_state, touch_state_store_coordinator
 
@@ -87,36 +92,55 @@ class SharedState(RescaleDriver):
         t = time.monotonic()
         touch_state_store_coordinator(spark)
         slots = slot_table(c.worker_space, c.partitions)
-        state = read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)})
-        savepoint_ms = elapsed_ms(t)
+        state = read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)}, batch_id)
+        read_ms = elapsed_ms(t)
         prior = self.targets()[:index]
         before = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior)
         after = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior + [self.events[index].target])
-        move = move_plan.plan_move(state, before, after, c.worker_space, c.partitions, c.partitions)
+        move = move_plan.plan_move(self._held(state, index, before), before, after, c.worker_space, c.partitions,
+                                   c.partitions)
+        return move, before, after, read_ms
+
+    def _held(self, state, index: int, before):
+        """The entries the event moves from: every worker's (a hook for LEARNER's warm-up copies)."""
+        return state
+
+    def _transfers(self, index: int, epoch: int, move) -> tuple[list, dict]:
+        """The switch epoch's transfer records and their figures: every moved entry."""
+        return (state_transfer.records(epoch, move.extracts, move.installs),
+                {"transfer_records": sum(len(v) for v in move.installs.values())})
+
+    def _move(self, spark, index: int, epoch: int) -> tuple[list, dict, float]:
+        """Read the committed state and plan the move of event `index`: the channel's transfer
+        records of `epoch`, the event's figures, and the state read's duration (ms)."""
+        c = self.config
+        move, before, after, savepoint_ms = self._plan(spark, index)
+        records, transfer_figures = self._transfers(index, epoch, move)
         figures = {
-            "protocol": "SHARED_STATE", "routing": c.grouping,
+            "protocol": self.PROTOCOL, "routing": c.grouping,
             "workers_before": len(before.workers), "workers_after": len(after.workers),
             "worker_ids_before": list(before.workers), "worker_ids_after": list(after.workers),
             "moved_groups": move.moved_groups, "groups": move.groups,
             "units": "keys" if c.grouping == "KEY" else "groups",
             "moved_keys": move.moved_keys, "state_entries_moved": move.moved_keys,
             "state_entries_read": move.state_entries, "state_bytes_read": move.state_bytes,
-            "transfer_records": sum(len(v) for v in move.installs.values()),
+            **transfer_figures,
         }
-        return state_transfer.records(index + 1, move.extracts, move.installs), figures, savepoint_ms
+        return records, figures, savepoint_ms
 
     def _savepoint(self, spark, index: int, barrier_ms: int, log) -> list:
         """2. The query waits after batch B: read B's state, plan the move, fix S = B + 1. Returns
         the channel's transfer records."""
         c = self.config
         barrier = batch_ids(self.checkpoint / "commits")[-1]
-        records, figures, savepoint_ms = self._move(spark, index)
-        requested = self.journal.event(index)["requested_wall_ms"]
+        records, figures, savepoint_ms = self._move(spark, index, self.switch_epoch(index))
+        entry = self.journal.event(index)
+        steps = {**(entry.get("steps") or {}), "barrier_wait_ms": max(0, barrier_ms - entry["requested_wall_ms"]),
+                 "savepoint_ms": savepoint_ms}
         self.journal.record(index, phase="savepoint", stop_wall_ms=barrier_ms, barrier_batch=barrier,
                             switch_batch=barrier + 1, partitions_before=c.partitions, partitions_after=c.partitions,
-                            steps={"barrier_wait_ms": max(0, barrier_ms - requested), "savepoint_ms": savepoint_ms},
-                            **figures)
-        log(f"rescale {self.events[index].label()} (SHARED_STATE): batches up to {barrier} by the old routing, "
+                            steps=steps, **figures)
+        log(f"rescale {self.events[index].label()} ({self.PROTOCOL}): batches up to {barrier} by the old routing, "
             f"from {barrier + 1} by the new one; {figures['moved_keys']} keys moved")
         return records
 
@@ -126,6 +150,6 @@ class SharedState(RescaleDriver):
         entry = self.journal.event(index)
         t = time.monotonic()
         if records is not None:
-            self.channel.publish(index + 1, entry["target"], records)
+            self.channel.publish(self.switch_epoch(index), records, switch=(index + 1, entry["target"]))
         self.journal.record(index, phase="published", steps={**entry["steps"], "publish_ms": elapsed_ms(t)})
         hang_after("published", index)

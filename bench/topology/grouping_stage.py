@@ -99,7 +99,7 @@ def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
 def unpack(packed: pd.DataFrame) -> pd.DataFrame:
     """PACKED_SCHEMA rows (pandas, arrays as numpy) -> one row per tuple:
     `partition, offset, idx, event_ms, key, count` (no particular order)."""
-    sizes = packed["offset_list"].map(len).to_numpy()
+    sizes = packed["offset_list"].map(len).to_numpy(dtype=np.int64)  # int64 when empty too
     rows = {"partition": np.repeat(packed["partition"].to_numpy(dtype=np.int32), sizes)}
     for name in PACKED_COLUMNS:
         rows[name] = np.concatenate(packed[f"{name}_list"].to_list()) if len(packed) else np.empty(0)
@@ -211,15 +211,16 @@ CONTROL_COLUMN = "control"
 
 
 def live_targets(applied: list, records: list[str]) -> list:
-    """The targets of the switch records `records` (JSON, `epoch` and `target`) that an instance
-    which applied `applied` (targets of epochs 1..len(applied)) has not applied yet, by epoch.
+    """The targets of the switch records `records` (JSON, `switch` = k for the run's k-th rescale,
+    and `target`) that an instance which applied `applied` (the targets of switches 1..len(applied))
+    has not applied yet, in order.
 
-    Raises: ValueError: an epoch is missing (epochs are published one by one, 1, 2, ...)."""
-    new = sorted({int(r["epoch"]): r["target"] for r in map(json.loads, records)
-                  if int(r["epoch"]) > len(applied)}.items())
-    for expected, (epoch, _) in enumerate(new, start=len(applied) + 1):
-        if epoch != expected:
-            raise ValueError(f"switch of rescale epoch {epoch} before epoch {expected}")
+    Raises: ValueError: a switch is missing (they are published one by one, 1, 2, ...)."""
+    new = sorted({int(r["switch"]): r["target"] for r in map(json.loads, records)
+                  if int(r["switch"]) > len(applied)}.items())
+    for expected, (k, _) in enumerate(new, start=len(applied) + 1):
+        if k != expected:
+            raise ValueError(f"switch {k} before switch {expected}")
     return [target for _, target in new]
 
 

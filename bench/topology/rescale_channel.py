@@ -14,14 +14,20 @@ rescale's shared storage:
   and waits; `wall_ms` is when it began to wait. No batch runs until epoch e is published.
 - `epoch-<e>.jsonl` (the driver, after it read batch B's committed state): the epoch's records, one
   JSON object per line, written once and atomically (never rewritten): the routers' switch
-  `{"epoch": e, "slot": -1, "target": ...}`, and the transfer records of
-  `bench.topology.state_transfer.records` (`slot` >= 0: extract / install at that worker slot).
+  `{"epoch": e, "slot": -1, "switch": k, "target": ...}` (the k-th rescale of the run), and the
+  transfer records of `bench.topology.state_transfer.records` (`slot` >= 0: extract / install at
+  that worker slot).
 - `abort` (the driver, when it gives up a run): a waiting `latestOffset` raises.
 
 The source's offset is the last published epoch (`{"epoch": e}`), kept in the query's offset log
 like the Kafka offsets: batch B + 1 reads epoch e's records exactly once, and a restarted query
 reads them again only if it runs that batch again. Only batch B + 1 carries them, so routers and
-workers switch in the same batch.
+workers switch in the same batch. An epoch published without a request (LEARNER's warm-up) does not
+pause the query: the next batch planned reads it.
+
+The query reads the channel in two places (the grouping stage and the worker-state operator), so
+its plan has two such sources, each with its offset in the log; both are asked in the same planning
+round, so both give batch B + 1 the epoch.
 """
 
 from __future__ import annotations
@@ -79,13 +85,19 @@ class Channel:
     def published(self, epoch: int) -> bool:
         return (self.folder / f"epoch-{epoch}.jsonl").exists()
 
-    def publish(self, epoch: int, target, transfer_records: list[tuple[str, str]]) -> int:
-        """Publish epoch `epoch`: the switch to `target` and the transfer records (Kafka-style
-        `(key, json)` pairs of `state_transfer.records`). Idempotent. Returns the records' count."""
-        lines = [json.dumps({"epoch": epoch, "slot": SWITCH_SLOT, "target": target}, separators=(",", ":"))]
+    def publish(self, epoch: int, transfer_records: list[tuple[str, str]], switch: tuple[int, object] | None = None) -> int:
+        """Publish epoch `epoch`: the transfer records (Kafka-style `(key, json)` pairs of
+        `state_transfer.records`) and, with `switch` = (k, target), the routers' k-th switch.
+        Idempotent: a published epoch is kept as it is. Returns the records' count."""
+        lines = [] if switch is None else [json.dumps(
+            {"epoch": epoch, "slot": SWITCH_SLOT, "switch": switch[0], "target": switch[1]}, separators=(",", ":"))]
         lines += [value for _, value in transfer_records]
-        _write_once(self.folder / f"epoch-{epoch}.jsonl", "\n".join(lines) + "\n")
+        _write_once(self.folder / f"epoch-{epoch}.jsonl", "".join(line + "\n" for line in lines))
         return len(lines)
+
+    def records(self, epoch: int) -> list[dict]:
+        """A published epoch's records (parsed)."""
+        return [json.loads(line) for line in (self.folder / f"epoch-{epoch}.jsonl").read_text().splitlines() if line]
 
     def abort(self) -> None:
         (self.folder / "abort").write_text("")
@@ -106,12 +118,12 @@ class _Reader(DataSourceStreamReader):
         return {"epoch": 0}
 
     def latestOffset(self, start: dict, limit) -> dict:
-        requested = self._epochs("request")
-        if not requested:
+        epochs = self._epochs("request") + self._epochs("epoch")
+        if not epochs:
             return {"epoch": int(start["epoch"]) if start else 0}
-        epoch = requested[-1]
+        epoch = max(epochs)
         published = self.folder / f"epoch-{epoch}.jsonl"
-        if not published.exists():
+        if not published.exists():  # requested: the barrier
             _write_once(self.folder / f"barrier-{epoch}.json", json.dumps({"wall_ms": int(time.time() * 1000)}))
             deadline = time.monotonic() + WAIT_S
             while not published.exists():

@@ -199,16 +199,18 @@ def state_operator_id(spark, checkpoint: str) -> int:
     raise LookupError(f"no operator of {checkpoint} holds the state variable {STATE_VAR!r}")
 
 
-def read_final_state(spark, checkpoint: str, workers_of_slot: dict[int, int]) -> pd.DataFrame:
-    """The per-key state of every worker at the checkpoint's last committed batch, read with
-    Spark's state data source: STATE_COLUMNS, sorted by (key, worker).
+def read_final_state(spark, checkpoint: str, workers_of_slot: dict[int, int], batch_id: int | None = None) -> pd.DataFrame:
+    """The per-key state of every worker at the checkpoint's last committed batch (or at committed
+    batch `batch_id`), read with Spark's state data source: STATE_COLUMNS, sorted by (key, worker).
 
     Args: checkpoint: the query's checkpoint (`.../checkpoint/main`); workers_of_slot: slot -> worker.
     """
     touch_state_store_coordinator(spark)
     operator = state_operator_id(spark, checkpoint)
-    rows = (spark.read.format("statestore").option("operatorId", operator).option("stateVarName", STATE_VAR)
-            .load(checkpoint).selectExpr("key.slot AS slot", "user_map_key.key AS key", "user_map_value.*").toPandas())
+    reader = spark.read.format("statestore").option("operatorId", operator).option("stateVarName", STATE_VAR)
+    if batch_id is not None:
+        reader = reader.option("batchId", batch_id)
+    rows = (reader.load(checkpoint).selectExpr("key.slot AS slot", "user_map_key.key AS key", "user_map_value.*").toPandas())
     frame = pd.DataFrame({
         "key": rows["key"].astype(str),
         "worker": rows["slot"].map(workers_of_slot).astype(np.int64),

@@ -142,14 +142,14 @@ def test_a_shared_state_run_fixes_its_layout_for_the_max_parallelism(tmp_path):
         (12, 12, True, False, ())  # N = max(A 10, M 12) from the first batch: no repartition later
 
 
-def test_a_live_router_takes_each_epoch_once_and_in_order():
+def test_a_live_router_takes_each_switch_once_and_in_order():
     from bench.topology.grouping_stage import live_targets
 
-    switch = lambda e, t: json.dumps({"epoch": e, "slot": -1, "target": t})  # noqa: E731
+    switch = lambda k, t: json.dumps({"epoch": 2 * k, "slot": -1, "switch": k, "target": t})  # noqa: E731
     assert live_targets([], [switch(1, 6)]) == [6]
     assert live_targets([6], [switch(1, 6), switch(1, 6)]) == []  # read again: nothing new
     assert live_targets([6], [switch(3, 5), switch(2, "+7")]) == ["+7", 5]
-    with pytest.raises(ValueError, match="epoch 3 before epoch 2"):
+    with pytest.raises(ValueError, match="switch 3 before switch 2"):
         live_targets([6], [switch(3, 5)])
 
 
@@ -173,17 +173,19 @@ def test_the_channel_holds_the_query_at_a_barrier_until_the_epoch_is_published(t
             time.sleep(0.01)
         assert channel.barrier_wall_ms(1) is not None and waiting.is_alive() and not got
         transfers = state_transfer.records(1, {0: ["a"]}, {4: [("a", 2, 3, 10, 20)]})
-        assert channel.publish(1, 6, transfers) == 3
+        assert channel.publish(1, transfers, switch=(1, 6)) == 3
         waiting.join(10)
     finally:
         channel.abort()  # the waiting thread ends whatever failed
     assert got == [{"epoch": 1}]
-    channel.publish(1, 8, [])  # a resumed driver does not rewrite a published epoch
+    channel.publish(1, [], switch=(1, 8))  # a resumed driver does not rewrite a published epoch
     (part,) = reader.partitions({"epoch": 0}, {"epoch": 1})
     rows = list(reader.read(part))
     assert [(e, slot) for e, slot, _ in rows] == [(1, -1), (1, 0), (1, 4)]
     assert json.loads(rows[0][2])["target"] == 6
     assert reader.partitions({"epoch": 1}, {"epoch": 1}) == []
+    channel.publish(2, [])  # published without a request (a LEARNER warm-up): no barrier
+    assert reader.latestOffset({"epoch": 1}, None) == {"epoch": 2} and channel.barrier_wall_ms(2) is None
 
 
 def test_a_query_waiting_at_a_barrier_fails_when_the_driver_gives_up(tmp_path):
@@ -209,3 +211,69 @@ def test_a_rescale_spark_cannot_run_is_refused_before_it_starts(tmp_path, groupi
 
     with pytest.raises(ValueError, match=message):
         rescale_config(_options("60s:12", protocol), _config(tmp_path, grouping), topic_complete=False)
+
+
+def _checkpoint_with_offsets(folder, offsets: dict[int, list[str]], committed: list[int]):
+    for batch, sources in offsets.items():
+        (folder / "offsets").mkdir(parents=True, exist_ok=True)
+        (folder / "offsets" / str(batch)).write_text("\n".join(["v1", '{"batchWatermarkMs":0}', *sources]))
+    (folder / "commits").mkdir(parents=True, exist_ok=True)
+    for batch in committed:
+        (folder / "commits" / str(batch)).write_text("v1\n{}")
+    return folder
+
+
+def test_the_learner_knows_which_committed_batch_read_its_warm_up(tmp_path):
+    from bench.rescale.learner import batch_reading
+
+    kafka = '{"in":{"0":10}}'
+    checkpoint = _checkpoint_with_offsets(tmp_path, {
+        3: [kafka, '{"epoch": 0}', '{"epoch": 0}'],
+        4: [kafka, '{"epoch": 1}', '{"epoch": 1}'],
+        5: [kafka, '{"epoch": 1}', '{"epoch": 1}'],
+    }, committed=[3])
+    assert batch_reading(checkpoint, 1, after=2) is None  # planned, not committed: not caught up yet
+    (tmp_path / "commits" / "4").write_text("v1\n{}")
+    assert batch_reading(checkpoint, 1, after=2) == 4
+    assert batch_reading(checkpoint, 2, after=2) is None
+
+
+def _learner(tmp_path, workers=4, target=6):
+    from bench.rescale.journal import LEARNER_PHASES
+    from bench.rescale.learner import Learner
+    from groupings.rescaling import parse_schedule
+
+    config = _config(tmp_path, workers=workers)
+    from dataclasses import replace
+
+    config = replace(config, max_parallelism=target, state_partitions=target, rescale_protocol="LEARNER")
+    return Learner(config, parse_schedule(f"1s:{target}"), Journal(tmp_path, LEARNER_PHASES))
+
+
+def test_the_learners_switch_installs_only_the_lag_and_drops_every_moved_key(tmp_path):
+    """The warm-up installed the moved entries of its snapshot; at the switch the old owners drop
+    every moved key and the new owners get only the entries that changed since (or are new)."""
+    learner = _learner(tmp_path)
+    before, after = routing_at("VNODE", 4, {}, []), routing_at("VNODE", 4, {}, [6])
+    *keys, new = [k for k in (f"k{i}" for i in range(400)) if before.owner_of(k) != after.owner_of(k)][:4]
+    state = pd.DataFrame({"key": keys, "worker": [before.owner_of(k) for k in keys],
+                          "count": [1, 2, 3], "sum": [1, 2, 3], "first_ts_ms": [10, 10, 10], "last_ts_ms": [10, 10, 10]})
+    warm = plan_move(state, before, after, 6, 6, 6)
+    learner.channel.publish(learner.warm_up_epoch(0), state_transfer.records(1, {}, warm.installs))
+    later = state.copy()
+    later.loc[1, ["count", "sum", "last_ts_ms"]] = [5, 9, 20]  # the old owner went on with key 1
+    later = pd.concat([later, pd.DataFrame({"key": [new], "worker": [before.owner_of(new)], "count": [1],
+                                            "sum": [1], "first_ts_ms": [30], "last_ts_ms": [30]})])
+    # the warm-up copies are in the state read at the switch too, at the new owners
+    copies = state.assign(worker=[after.owner_of(k) for k in keys])
+    read = pd.concat([later, copies], ignore_index=True)
+    held = learner._held(read, 0, before)
+    assert len(held) == len(later)  # the copies are not moved from
+    move = plan_move(held, before, after, 6, 6, 6)
+    records, figures = learner._transfers(0, learner.switch_epoch(0), move)
+    installed = {e[0] for _, v in records for e in json.loads(v).get("install", [])}
+    extracted = {k for _, v in records for k in json.loads(v).get("extract", [])}
+    assert installed == {keys[1], new}  # unchanged keys 0 and 2 are warm already; `new` has state since
+    assert extracted == {*keys, new}
+    assert (figures["lag_entries"], figures["changelog_records"]) == (2, 3 + 2)
+    assert all(json.loads(v)["epoch"] == learner.switch_epoch(0) == 2 for _, v in records)

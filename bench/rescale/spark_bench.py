@@ -1,0 +1,263 @@
+"""`make rescale-bench`: the rescale protocols on Spark side by side on one recorded topic, under the
+same conditions, beside the simulator's figures for the same topic and schedule.
+
+- One topic: `--limit` records of `--dataset` on `--partitions` partitions, replayed as fast as
+  possible once (kept for later benches). The event is `W -> W + 2` workers half-way through the
+  topic's Kafka timestamps.
+- Spark: every routing x every protocol that runs on Spark (bench/rescale/setup.py
+  SPARK_PROTOCOLS), `--runs` times. Each run is a `bench run` process of its own (its own Spark
+  JVM, as a user runs it). The cells are interleaved round by round, so that a change of the
+  machine's load hits every protocol alike. The load average before and after each run is recorded.
+- Simulator: every protocol of part 1 (HANDOFF with batch 1 and 64) once per routing,
+  `bench simulate --from-topic` on the same topic with the same schedule, with the calibrated cost
+  model.
+
+Output, results/compare/rescale-bench-<stamp>/:
+- rescale-bench.md: per routing and protocol, the medians over the runs of the pause and its
+  steps, the state moved, exactness, and the simulator's pause; and the order of the protocols
+  by pause, on Spark and in the simulator;
+- rescale-bench.json: every run's figures;
+- `make compare`'s rescale figures over all the runs.
+
+Run: `python -m bench.rescale.spark_bench [--runs 3] [--routings VNODE,KEY_GROUP]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+
+SIMULATED = [("STOP_THE_WORLD", 1), ("SHARED_STATE", 1), ("LEARNER", 1), ("HANDOFF", 1), ("HANDOFF", 64)]
+"""The simulator's protocols (and HANDOFF batches) beside the Spark runs."""
+
+
+def load_average() -> float:
+    return os.getloadavg()[0]
+
+
+def record_topic(bootstrap: str, dataset_name: str, limit: int, partitions: int, log=print) -> str:
+    """The bench's input topic, replayed as fast as possible unless it already holds the records.
+
+    Raises: RuntimeError: the topic holds other records (`inspect_topic` says `mismatch`)."""
+    from datasets import get_dataset
+    from producers import expected_records, inspect_topic, replay
+
+    topic = f"rescale-bench.{dataset_name.lower()}.n{limit}.p{partitions}"
+    dataset = get_dataset(dataset_name)
+    state = inspect_topic(bootstrap, topic, expected_records(dataset, limit), partitions)
+    if state.state == "mismatch":
+        raise RuntimeError(f"topic {topic} holds records of another replay: delete it or choose another --limit")
+    if state.state != "complete":
+        log(f"recording {limit:,} {dataset_name} records into {topic} ...")
+        if not replay(dataset, topic, bootstrap, partitions=partitions, limit=limit, progress=False, resume=True).ok:
+            raise RuntimeError(f"the replay into {topic} failed")
+    return topic
+
+
+def schedule_of(bootstrap: str, topic: str, workers: int) -> str:
+    """`<half the topic's timestamp span>ms:<workers + 2>`.
+
+    Raises: RuntimeError: the topic has no timestamps (empty)."""
+    from bench.rescale.kafka_clock import topic_span_ms
+
+    span = topic_span_ms(bootstrap, topic)
+    if span is None:
+        raise RuntimeError(f"topic {topic} is empty")
+    return f"{max(span // 2, 0)}ms:{workers + 2}"
+
+
+def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str, schedule: str, workers: int,
+              bootstrap: str, results_dir: Path, master: str) -> dict:
+    """One `bench run` process; returns its summary.json plus the load averages around it.
+
+    Raises: RuntimeError: the run wrote no summary (its log's last lines in the message)."""
+    cmd = [sys.executable, "-m", "bench", "run", "--grouping", routing, "--dataset", dataset, "--topic", topic,
+           "--no-replay", "--run-id", run_id, "--master", master, "--bootstrap-servers", bootstrap,
+           "--results-dir", str(results_dir), "--no-influx", "--no-progress", "--workers", str(workers),
+           "--splitters", str(workers), "--aggregators", str(workers), "--cost-ms", "0",
+           "--max-offsets-per-trigger", "1000", "--rescale", schedule, "--protocol", protocol]
+    load_before, t = load_average(), time.monotonic()
+    done = subprocess.run(cmd, capture_output=True, text=True)
+    summary_path = results_dir / run_id / "summary.json"
+    if not summary_path.exists():
+        raise RuntimeError(f"{run_id}: no summary (exit {done.returncode}): {done.stdout[-800:]}{done.stderr[-800:]}")
+    summary = json.loads(summary_path.read_text())
+    summary["bench"] = {"load_before": round(load_before, 2), "load_after": round(load_average(), 2),
+                        "wall_s": round(time.monotonic() - t, 1)}
+    return summary
+
+
+def run_simulator(run_id: str, topic: str, dataset: str, routing: str, protocol: str, batch: int, schedule: str,
+                  workers: int, bootstrap: str, results_dir: Path) -> dict:
+    """`bench simulate --from-topic` with the same topic and schedule; returns its summary.json."""
+    from bench.__main__ import main as bench_main
+    from bench.results import record
+
+    saved, record.RESULTS_DIR = record.RESULTS_DIR, results_dir
+    try:
+        code = bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset", dataset,
+                           "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
+                           "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
+                          + (["--handoff-batch", str(batch)] if batch != 1 else []))
+    finally:
+        record.RESULTS_DIR = saved
+    if code != 0:
+        raise RuntimeError(f"{run_id}: bench simulate exited {code}")
+    return json.loads((results_dir / run_id / "summary.json").read_text())
+
+
+def cell_rows(spark_runs: list[dict], simulated: list[dict]) -> list[dict]:
+    """The table's rows: one per (routing, protocol) measured on Spark, with the medians over its
+    runs, and one per simulated (routing, protocol, batch).
+
+    Args: spark_runs / simulated: summary.json dicts (one rescale event each), with `grouping`.
+    """
+    rows = []
+    by_cell: dict[tuple[str, str], list[dict]] = {}
+    for s in spark_runs:
+        by_cell.setdefault((s["grouping"], s["rescale"]["protocol"]), []).append(s)
+    for (routing, protocol), runs in by_cell.items():
+        events = [s["rescale"]["events"][0] for s in runs]
+        pauses = [e["pause_ms"] for e in events if e.get("pause_ms") is not None]
+        steps = sorted({k for e in events for k in (e.get("steps") or {})})
+        rows.append({
+            "routing": routing, "protocol": protocol, "where": "Spark", "runs": len(runs),
+            "pause_ms": statistics.median(pauses) if pauses else None,
+            "pause_ms_runs": pauses,
+            "steps_ms": {k: statistics.median([e["steps"][k] for e in events if k in (e.get("steps") or {})])
+                         for k in steps},
+            "moved_groups": statistics.median([e["moved_groups"] for e in events]),
+            "moved_keys": statistics.median([e["moved_keys"] for e in events]),
+            "transfer_records": statistics.median([e.get("transfer_records", 0) for e in events]),
+            "exact": all(s["status"] == "completed" and all(v is not False for v in s["checks"].values())
+                         for s in runs),
+            "ownership_violations": sum(s["rescale"]["ownership_violations"] for s in runs),
+            "load": [(s.get("bench") or {}).get("load_before") for s in runs],
+        })
+    for s in simulated:
+        e = s["rescale"]["events"][0]
+        batch = s["rescale"].get("handoff_batch", 1)
+        rows.append({
+            "routing": s["grouping"], "protocol": s["rescale"]["protocol"] + (f" b{batch}" if batch != 1 else ""),
+            "where": "simulator", "runs": 1, "pause_ms": e.get("pause_ms"), "hold_delay_ms_p99": e.get("hold_delay_ms_p99"),
+            "moved_groups": e.get("moved_groups"), "moved_keys": e.get("moved_keys"),
+            "exact": s["status"] == "completed", "ownership_violations": e.get("ownership_violations"),
+        })
+    return rows
+
+
+def order_by_pause(rows: list[dict], routing: str, where: str, protocols: list[str]) -> list[str]:
+    """`protocols` of `routing` measured `where`, from the shortest median pause to the longest."""
+    pause = {r["protocol"]: r["pause_ms"] for r in rows if r["routing"] == routing and r["where"] == where}
+    return sorted((p for p in protocols if pause.get(p) is not None), key=lambda p: pause[p])
+
+
+def table_markdown(rows: list[dict], conditions: str) -> str:
+    def f(v, fmt="{:,.0f}"):
+        return "-" if v is None else fmt.format(v)
+
+    lines = ["## Rescale protocols on Spark and in the simulator", "", conditions, "",
+             "| routing | protocol | where | runs | pause ms (median) | pause ms (runs) | steps ms (medians) | "
+             "hold p99 ms | moved groups | moved keys | records moved | exact | violations | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(rows, key=lambda r: (r["routing"], r["where"] != "Spark", r["pause_ms"] or 0)):
+        steps = ", ".join(f"{k} {v:,.0f}" for k, v in (r.get("steps_ms") or {}).items()) or "-"
+        lines.append(
+            f"| {r['routing']} | {r['protocol']} | {r['where']} | {r['runs']} | {f(r['pause_ms'])} | "
+            f"{' / '.join(f(p) for p in r.get('pause_ms_runs') or []) or '-'} | {steps} | "
+            f"{f(r.get('hold_delay_ms_p99'), '{:,.1f}')} | {f(r['moved_groups'])} | {f(r['moved_keys'])} | "
+            f"{f(r.get('transfer_records'))} | {'yes' if r['exact'] else 'NO'} | {f(r['ownership_violations'])} | "
+            f"{' / '.join(f(x, '{:.1f}') for x in r.get('load') or []) or '-'} |")
+    lines += ["", "Order by pause (shortest first), Spark against the simulator, over the protocols that run on Spark:", ""]
+    for routing in sorted({r["routing"] for r in rows}):
+        on_spark = [r["protocol"] for r in rows if r["routing"] == routing and r["where"] == "Spark"]
+        spark, sim = order_by_pause(rows, routing, "Spark", on_spark), order_by_pause(rows, routing, "simulator", on_spark)
+        lines.append(f"- {routing}: Spark {' < '.join(spark)}; simulator {' < '.join(sim)}"
+                     f" ({'same order' if spark == sim else 'different order'})")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: list[str] | None = None) -> int:
+    from bench.rescale.setup import SPARK_PROTOCOLS
+    from bench.results.record import RESULTS_DIR
+    from bench.stack import Stack, StackConfig
+
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dataset", default="NYC_FLIGHTS")
+    parser.add_argument("--limit", type=int, default=5000, help="records in the topic (default 5000)")
+    parser.add_argument("--partitions", type=int, default=10)
+    parser.add_argument("--workers", type=int, default=10, help="W before the event; W + 2 after (default 10)")
+    parser.add_argument("--routings", default="VNODE,KEY_GROUP")
+    parser.add_argument("--protocols", default=",".join(SPARK_PROTOCOLS), help="the Spark protocols to run")
+    parser.add_argument("--runs", type=int, default=3, help="runs per Spark cell (default 3)")
+    parser.add_argument("--master", default="local[2]")
+    parser.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
+    args = parser.parse_args(argv)
+    routings = [r.strip().upper() for r in args.routings.split(",") if r.strip()]
+    protocols = [p.strip().upper() for p in args.protocols.split(",") if p.strip()]
+    unknown = [p for p in protocols if p not in SPARK_PROTOCOLS]
+    if unknown or args.runs < 1:
+        parser.error(f"--protocols {unknown} do not run on Spark (valid: {', '.join(SPARK_PROTOCOLS)})"
+                     if unknown else "--runs must be >= 1")
+
+    if args.bootstrap_servers is None:
+        stack_config = StackConfig.from_env()
+        args.bootstrap_servers = stack_config.bootstrap_servers
+        stack = Stack(stack_config)
+        if not all(s.running for s in stack.status()):
+            stack.up(log=print)
+    stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+    results = Path(RESULTS_DIR)
+    topic = record_topic(args.bootstrap_servers, args.dataset, args.limit, args.partitions)
+    schedule = schedule_of(args.bootstrap_servers, topic, args.workers)
+    conditions = (f"{args.limit:,} {args.dataset} records on {args.partitions} partitions ({topic}), "
+                  f"`--rescale {schedule}`, W {args.workers} -> {args.workers + 2}, S = A = {args.workers}, cost 0, "
+                  f"1,000 records per batch, `--master {args.master}`, {os.cpu_count()} cores; "
+                  f"{args.runs} run(s) per Spark cell, interleaved; {stamp} UTC")
+    print(conditions, flush=True)
+    spark_runs, simulated = [], []
+    for run in range(1, args.runs + 1):
+        for routing in routings:
+            for protocol in protocols:
+                run_id = f"rb-{stamp}-{routing.lower()}-{protocol.lower()}-{run}"
+                s = run_spark(run_id, topic, args.dataset, routing, protocol, schedule, args.workers,
+                              args.bootstrap_servers, results, args.master)
+                e = s["rescale"]["events"][0]
+                print(f"  {run_id}: {s['status']}, pause {e.get('pause_ms')} ms, {e.get('moved_keys')} keys moved, "
+                      f"load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
+                spark_runs.append(s)
+    for routing in routings:
+        for protocol, batch in SIMULATED:
+            run_id = f"rb-{stamp}-{routing.lower()}-sim-{protocol.lower()}" + (f"-b{batch}" if batch != 1 else "")
+            simulated.append(run_simulator(run_id, topic, args.dataset, routing, protocol, batch, schedule,
+                                           args.workers, args.bootstrap_servers, results))
+    rows = cell_rows(spark_runs, simulated)
+    out = results / "compare" / f"rescale-bench-{stamp}"
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "rescale-bench.md").write_text(table_markdown(rows, conditions))
+    (out / "rescale-bench.json").write_text(json.dumps({"conditions": conditions, "rows": rows}, indent=1))
+    _figures(out, [Path(s["results"]).name for s in spark_runs + simulated])
+    print((out / "rescale-bench.md").read_text())
+    print(f"written: {out}")
+    return 0
+
+
+def _figures(out: Path, run_ids: list[str]) -> None:
+    """`make compare`'s rescale figures over the bench's runs."""
+    from bench.compare.rescale import load_events, rescale_figures
+    from bench.results.reader import load_metrics, load_runs
+
+    runs = load_runs(run_ids=run_ids)
+    for stem, fig in rescale_figures(load_metrics(runs), load_events(runs)).items():
+        fig.savefig(out / f"{stem}.png", dpi=110)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

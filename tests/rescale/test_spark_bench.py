@@ -1,0 +1,48 @@
+"""`make rescale-bench`'s table (bench/rescale/spark_bench.py), without Spark: medians over the runs
+of a cell, the simulator's rows beside them, and the order of the protocols by pause."""
+
+from __future__ import annotations
+
+from bench.rescale.spark_bench import cell_rows, order_by_pause, table_markdown
+
+
+def _spark(protocol, pause, steps, routing="VNODE", status="completed", violations=0, load=1.5):
+    return {"grouping": routing, "status": status, "checks": {"aggregated_equals_produced": status == "completed"},
+            "bench": {"load_before": load},
+            "rescale": {"protocol": protocol, "ownership_violations": violations,
+                        "events": [{"pause_ms": pause, "steps": steps, "moved_groups": 42, "moved_keys": 10,
+                                    "transfer_records": 10}]}}
+
+
+def _sim(protocol, pause, batch=1, routing="VNODE"):
+    return {"grouping": routing, "status": "completed",
+            "rescale": {"protocol": protocol, "handoff_batch": batch,
+                        "events": [{"pause_ms": pause, "hold_delay_ms_p99": 3.0 if protocol == "HANDOFF" else None,
+                                    "moved_groups": 42, "moved_keys": 10, "ownership_violations": 0}]}}
+
+
+def test_a_spark_cell_is_the_median_of_its_runs_and_says_whether_every_run_was_exact():
+    runs = [_spark("STOP_THE_WORLD", p, {"restart_ms": r}) for p, r in ((30_000, 700), (22_000, 600), (40_000, 900))]
+    runs += [_spark("SHARED_STATE", 5_000, {"savepoint_ms": 900}), _spark("SHARED_STATE", 7_000, {"savepoint_ms": 1100},
+                                                                        status="failed")]
+    rows = {(r["protocol"], r["where"]): r for r in cell_rows(runs, [_sim("STOP_THE_WORLD", 34_000)])}
+    stw = rows[("STOP_THE_WORLD", "Spark")]
+    assert (stw["runs"], stw["pause_ms"], stw["steps_ms"], stw["exact"]) == (3, 30_000, {"restart_ms": 700}, True)
+    assert stw["pause_ms_runs"] == [30_000, 22_000, 40_000]
+    shared = rows[("SHARED_STATE", "Spark")]
+    assert (shared["pause_ms"], shared["exact"]) == (6_000, False)  # one run failed: not exact
+    assert rows[("STOP_THE_WORLD", "simulator")]["pause_ms"] == 34_000
+
+
+def test_the_order_by_pause_is_compared_over_the_protocols_spark_runs():
+    runs = [_spark("STOP_THE_WORLD", 30_000, {}), _spark("SHARED_STATE", 5_000, {}), _spark("LEARNER", 6_000, {})]
+    sims = [_sim("STOP_THE_WORLD", 34_000), _sim("SHARED_STATE", 900), _sim("LEARNER", 0.0), _sim("HANDOFF", 0.0),
+            _sim("HANDOFF", 0.0, batch=64)]
+    rows = cell_rows(runs, sims)
+    on_spark = ["STOP_THE_WORLD", "SHARED_STATE", "LEARNER"]
+    assert order_by_pause(rows, "VNODE", "Spark", on_spark) == ["SHARED_STATE", "LEARNER", "STOP_THE_WORLD"]
+    assert order_by_pause(rows, "VNODE", "simulator", on_spark) == ["LEARNER", "SHARED_STATE", "STOP_THE_WORLD"]
+    table = table_markdown(rows, "conditions")
+    assert "- VNODE: Spark SHARED_STATE < LEARNER < STOP_THE_WORLD; simulator LEARNER < SHARED_STATE < " \
+           "STOP_THE_WORLD (different order)" in table
+    assert "| VNODE | HANDOFF b64 | simulator |" in table

@@ -1,0 +1,145 @@
+"""The protocols that rescale inside the running query on Spark (docs/rescaling.md, "SHARED_STATE on
+Spark", "LEARNER on Spark"): the query pauses between two micro-batches at the rescale channel's
+barrier, the driver reads the barrier batch's state from the checkpoint, and the next batch carries
+the new routing to every router and the moved state to the workers that gain it. LEARNER first
+warms the new owners up with a snapshot, without a pause, and moves only the lag at the barrier.
+No restart, no `repartition`. Real broker, real Spark."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.run import prepare, run_stream
+from tests.conftest import E2E_DATASET, E2E_FAST, e2e_options
+from tests.topology.test_rescale_stop_the_world import (assert_completed_exactly, kill_driver_in_a_rescale,
+                                                        simulate_stop_the_world)
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+LIMIT, RATE = 5_000, 250.0  # 20 s of input
+SCHEDULE = "4s:6"
+PROTOCOLS = ("SHARED_STATE", "LEARNER")
+
+
+@pytest.fixture(scope="module", params=PROTOCOLS)
+def live(request, stack, spark, tmp_path_factory) -> dict:
+    """VNODE 4 -> 6 workers at 4 s of a 20 s live replay, with each protocol."""
+    protocol = request.param
+    options = e2e_options(stack, tmp_path_factory.mktemp(f"live-{protocol.lower()}"), None, "VNODE",
+                          f"e2e-{protocol.lower()}-live-{int(time.time())}", limit=LIMIT, rate=RATE,
+                          rescale=SCHEDULE, protocol=protocol, latency_warmup_s=0.0)
+    return run_stream(prepare(options), spark=spark, log=lambda *_: None)
+
+
+def test_the_query_pauses_between_two_batches_and_is_never_restarted(live):
+    from bench.rescale.driver import checkpoint_partitions
+    from datasets import get_dataset
+
+    run = live
+    assert run["status"] == "completed", run["error"]
+    assert all(v is not False for v in run["checks"].values()), run["checks"]
+    assert run["exact"]["total_count"] == get_dataset(E2E_DATASET).key_stats(LIMIT).weight
+    assert run["rescale"]["ownership_violations"] == 0
+    (event,) = run["rescale"]["events"]
+    # the barrier is the last batch before the pause; the very next batch switches
+    assert event["switch_batch"] == event["barrier_batch"] + 1
+    # the layout was sized for 6 workers from the first batch: nothing to repartition
+    assert (event["partitions_before"], event["partitions_after"]) == (6, 6) and "repartition_batch" not in event
+    assert checkpoint_partitions(Path(run["results"]) / "checkpoint" / "main") == 6
+    assert (event["workers_before"], event["workers_after"]) == (4, 6)
+    assert event["moved_keys"] == event["state_entries_moved"] > 0
+    assert event["pause_ms"] > 0 and event["resumed_wall_ms"] == event["stop_wall_ms"] + event["pause_ms"]
+    replayed = json.loads((Path(run["results"]) / "run.json").read_text())["dataset"]["replay"]
+    assert event["stop_wall_ms"] < replayed["last_timestamp_ms"]  # the pause came while the input ran
+    for window in ("before", "during", "after"):
+        assert event[f"throughput_tps_{window}"] > 0, window
+        assert event[f"latency_ms_p99_{window}"] > 0, window
+
+
+def test_shared_state_moves_every_entry_at_the_barrier(live):
+    (event,) = live["rescale"]["events"]
+    if live["rescale"]["protocol"] != "SHARED_STATE":
+        pytest.skip("SHARED_STATE's figures")
+    assert event["transfer_records"] == event["moved_keys"]
+    assert set(event["steps"]) == {"barrier_wait_ms", "savepoint_ms", "publish_ms"}
+
+
+def test_the_learner_warms_up_without_a_pause_and_moves_the_lag_at_the_barrier(live):
+    (event,) = live["rescale"]["events"]
+    if live["rescale"]["protocol"] != "LEARNER":
+        pytest.skip("LEARNER's figures")
+    assert set(event["steps"]) == {"warm_up_ms", "barrier_wait_ms", "savepoint_ms", "publish_ms"}
+    # the warm-up snapshot, read while the query ran; a later batch applied it, then the barrier came
+    assert event["warm_up_batch"] < event["warmed_batch"] <= event["barrier_batch"]
+    assert event["warm_up_entries"] > 0 and event["transfer_records"] == event["lag_entries"] <= event["moved_keys"]
+    assert event["changelog_records"] == event["warm_up_entries"] + event["lag_entries"]
+
+
+def test_the_final_state_is_the_simulators_on_the_same_topic(stack, live, tmp_path, monkeypatch):
+    from bench.__main__ import main as bench_main
+
+    protocol = live["rescale"]["protocol"]
+    monkeypatch.setattr("bench.results.record.RESULTS_DIR", tmp_path)
+    assert bench_main([
+        "simulate", "--from-topic", live["topic"], "--bootstrap-servers", stack.bootstrap_servers,
+        "--dataset", E2E_DATASET, "--grouping", "VNODE", "--workers", str(E2E_FAST["workers"]),
+        "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim-live", "--no-progress",
+        "--rescale", SCHEDULE, "--protocol", protocol,
+    ]) == 0
+    simulated = json.loads((tmp_path / "sim-live" / "summary.json").read_text())
+    state = pd.read_parquet(Path(live["results"]) / "state.parquet")
+    pd.testing.assert_frame_equal(state, pd.read_parquet(tmp_path / "sim-live" / "state.parquet"),
+                                  check_dtype=False)  # owners included
+    assert set(state["worker"]) - set(range(E2E_FAST["workers"]))  # keys now at the added workers 4 and 5
+    (event,), (sim_event,) = live["rescale"]["events"], simulated["rescale"]["events"]
+    assert event["moved_groups"] == sim_event["moved_groups"] and event["groups"] == sim_event["groups"]
+
+
+@pytest.fixture(scope="module")
+def simulated_on_the_shared_topic(stack, input_topic, stw_schedule, tmp_path_factory):
+    """protocol -> the simulator's record of `stw_schedule` over the shared topic."""
+    folder = tmp_path_factory.mktemp("live-sim")
+    return {p: simulate_stop_the_world(stack, input_topic, stw_schedule, folder / p, protocol=p) for p in PROTOCOLS}
+
+
+@pytest.mark.parametrize("protocol,phase", [("SHARED_STATE", "requested"), ("SHARED_STATE", "savepoint"),
+                                            ("SHARED_STATE", "published"), ("LEARNER", "warming")])
+def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule,
+                                                                  simulated_on_the_shared_topic, stream_runs,
+                                                                  tmp_path, protocol, phase):
+    """SIGKILL right after the driver asked for the barrier (the query may not have paused yet),
+    after it read the barrier batch's state (the epoch not published: the restarted query must
+    wait at the same barrier), after it published the epoch (the query goes on), or after LEARNER
+    published its warm-up (no barrier yet). The same run id finishes the run exactly: totals, 0
+    ownership violations, the simulator's final state, the killed attempt's barrier and switch
+    batches, and no epoch rewritten."""
+    run_id = f"e2e-{protocol.lower()}-kill-{phase}-{int(time.time())}"
+    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
+                          protocol=protocol, max_offsets_per_trigger=300)
+    kill_driver_in_a_rescale(stack, tmp_path, input_topic.name, stw_schedule, run_id, phase, protocol=protocol)
+    (killed,) = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
+    channel = tmp_path / run_id / "checkpoint" / "rescale-channel"
+    published = {p.name: p.read_text() for p in channel.glob("epoch-*.jsonl")}
+    assert sorted(published) == {"requested": [], "savepoint": [], "published": ["epoch-1.jsonl"],
+                                 "warming": ["epoch-1.jsonl"]}[phase]
+
+    resumed = run_stream(prepare(options), spark=spark, log=lambda *_: None)
+    assert resumed["status"] == "completed" and resumed["resumed"], resumed["error"]
+    assert_completed_exactly(stack, resumed, input_topic.total)
+    assert resumed["rescale"]["ownership_violations"] == 0
+    (event,) = resumed["rescale"]["events"]
+    assert event["switch_batch"] == event["barrier_batch"] + 1
+    if phase in ("savepoint", "published"):
+        assert (event["barrier_batch"], event["switch_batch"]) == (killed["barrier_batch"], killed["switch_batch"])
+    for name, text in published.items():
+        assert (channel / name).read_text() == text  # not written again
+    state = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    pd.testing.assert_frame_equal(state, simulated_on_the_shared_topic[protocol][1], check_dtype=False)
+    plain = pd.read_parquet(Path(stream_runs["VNODE"]["results"]) / "state.parquet")
+    cols = ["key", "count", "sum", "first_ts_ms", "last_ts_ms"]
+    pd.testing.assert_frame_equal(state[cols], plain[cols], check_dtype=False)  # as without rescaling
