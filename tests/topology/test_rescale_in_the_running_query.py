@@ -32,7 +32,7 @@ def live(request, stack, spark, tmp_path_factory) -> dict:
     protocol = request.param
     options = e2e_options(stack, tmp_path_factory.mktemp(f"live-{protocol.lower()}"), None, "VNODE",
                           f"e2e-{protocol.lower()}-live-{int(time.time())}", limit=LIMIT, rate=RATE,
-                          rescale=SCHEDULE, protocol=protocol, latency_warmup_s=0.0)
+                          rescale=SCHEDULE, protocol=protocol, latency_warmup_s=0.0, own_topic=True)
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)
 
 
