@@ -1,5 +1,6 @@
 """A rescale run's configuration and summary (bench run --rescale): the glue between the driver
-(bench/run.py) and the protocols on Spark (bench/rescale/stop_the_world.py, shared_state.py)."""
+(bench/run.py) and the protocols on Spark (bench/rescale/stop_the_world.py, shared_state.py,
+learner.py)."""
 
 from __future__ import annotations
 
