@@ -25,6 +25,8 @@ Run: `python -m bench.rescale.spark_bench [--runs 3] [--routings VNODE,KEY_GROUP
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 import json
 import os
 import statistics
@@ -101,15 +103,17 @@ def run_simulator(run_id: str, topic: str, dataset: str, routing: str, protocol:
     from bench.results import record
 
     saved, record.RESULTS_DIR = record.RESULTS_DIR, results_dir
+    printed = io.StringIO()  # its own tables: the bench prints one for all
     try:
-        code = bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset", dataset,
-                           "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
-                           "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
-                          + (["--handoff-batch", str(batch)] if batch != 1 else []))
+        with contextlib.redirect_stdout(printed):
+            code = bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
+                               dataset, "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
+                               "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
+                              + (["--handoff-batch", str(batch)] if batch != 1 else []))
     finally:
         record.RESULTS_DIR = saved
     if code != 0:
-        raise RuntimeError(f"{run_id}: bench simulate exited {code}")
+        raise RuntimeError(f"{run_id}: bench simulate exited {code}: {printed.getvalue()[-800:]}")
     return json.loads((results_dir / run_id / "summary.json").read_text())
 
 
@@ -222,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
                   f"1,000 records per batch, `--master {args.master}`, {os.cpu_count()} cores; "
                   f"{args.runs} run(s) per Spark cell, interleaved; {stamp} UTC")
     print(conditions, flush=True)
-    spark_runs, simulated = [], []
+    spark_runs, simulated, run_ids = [], [], []
     for run in range(1, args.runs + 1):
         for routing in routings:
             for protocol in protocols:
@@ -233,17 +237,19 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {run_id}: {s['status']}, pause {e.get('pause_ms')} ms, {e.get('moved_keys')} keys moved, "
                       f"load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
                 spark_runs.append(s)
+                run_ids.append(run_id)
     for routing in routings:
         for protocol, batch in SIMULATED:
             run_id = f"rb-{stamp}-{routing.lower()}-sim-{protocol.lower()}" + (f"-b{batch}" if batch != 1 else "")
             simulated.append(run_simulator(run_id, topic, args.dataset, routing, protocol, batch, schedule,
                                            args.workers, args.bootstrap_servers, results))
+            run_ids.append(run_id)
     rows = cell_rows(spark_runs, simulated)
     out = results / "compare" / f"rescale-bench-{stamp}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "rescale-bench.md").write_text(table_markdown(rows, conditions))
     (out / "rescale-bench.json").write_text(json.dumps({"conditions": conditions, "rows": rows}, indent=1))
-    _figures(out, [Path(s["results"]).name for s in spark_runs + simulated])
+    _figures(out, run_ids)
     print((out / "rescale-bench.md").read_text())
     print(f"written: {out}")
     return 0
