@@ -230,9 +230,9 @@ class GroupingProcessor(StatefulProcessor):
     Rescales (`rescale`): with `switches` (STOP_THE_WORLD: the query is restarted with them), each
     instance counts the rescales it applied (`rescale_epoch`) and, in the batch a switch is due
     (known from the batch id Spark gives every task), reschedules its routing before it routes.
-    Live (SHARED_STATE: no restart), the switches arrive as CONTROL_COLUMN rows, and each instance
-    keeps the targets it applied (`live_targets`), so that an instance created later starts with
-    them too."""
+    Live (SHARED_STATE, LEARNER: no restart), the switches arrive as CONTROL_COLUMN rows, and each
+    instance keeps the targets it applied (`live_targets`), so that an instance created later
+    starts with them too."""
 
     def __init__(self, grouping: str, workers: int, params: dict, clock: str, switches: tuple = (),
                  width: int | None = None, rescale: bool = False, live: bool = False):
