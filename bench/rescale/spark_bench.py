@@ -98,20 +98,16 @@ def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str
 
 def run_simulator(run_id: str, topic: str, dataset: str, routing: str, protocol: str, batch: int, schedule: str,
                   workers: int, bootstrap: str, results_dir: Path) -> dict:
-    """`bench simulate --from-topic` with the same topic and schedule; returns its summary.json."""
+    """`bench simulate --from-topic` with the same topic and schedule; returns its summary.json
+    (`results_dir`: where `bench simulate` writes its records, `bench.results.record.RESULTS_DIR`)."""
     from bench.__main__ import main as bench_main
-    from bench.results import record
 
-    saved, record.RESULTS_DIR = record.RESULTS_DIR, results_dir
     printed = io.StringIO()  # its own tables: the bench prints one for all
-    try:
-        with contextlib.redirect_stdout(printed):
-            code = bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
-                               dataset, "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
-                               "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
-                              + (["--handoff-batch", str(batch)] if batch != 1 else []))
-    finally:
-        record.RESULTS_DIR = saved
+    with contextlib.redirect_stdout(printed):
+        code = bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
+                           dataset, "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
+                           "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
+                          + (["--handoff-batch", str(batch)] if batch != 1 else []))
     if code != 0:
         raise RuntimeError(f"{run_id}: bench simulate exited {code}: {printed.getvalue()[-800:]}")
     return json.loads((results_dir / run_id / "summary.json").read_text())

@@ -271,16 +271,17 @@ class GroupingProcessor(StatefulProcessor):
                 self.epoch.update((applied + len(targets),))
         if self.live:
             control = packed[CONTROL_COLUMN].notna()
-            kept = self.applied.get()
-            applied = json.loads(kept[0]) if kept is not None else []
-            new = live_targets(applied, packed.loc[control, CONTROL_COLUMN].tolist()) if control.any() else []
-            if new:
-                self.applied.update((json.dumps(applied + new),))
-            # a new instance starts at `workers` and takes every switch so far
-            targets = new if previous is not None else applied + new
-            packed = packed.loc[~control]
-            if not len(packed) and previous is None:
-                return  # no instance yet: it is created, with `live_targets`, by its first tuples
+            if control.any() or previous is None:  # the kept targets matter only then (one round trip less)
+                kept = self.applied.get()
+                applied = json.loads(kept[0]) if kept is not None else []
+                new = live_targets(applied, packed.loc[control, CONTROL_COLUMN].tolist()) if control.any() else []
+                if new:
+                    self.applied.update((json.dumps(applied + new),))
+                # a new instance starts at `workers` and takes every switch so far
+                targets = new if previous is not None else applied + new
+                packed = packed.loc[~control]
+                if not len(packed) and previous is None:
+                    return  # no instance yet: it is created, with `live_targets`, by its first tuples
         batch = unpack(packed)
         out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
                                      params=self.params, clock=self.clock, targets=tuple(targets), width=self.width)

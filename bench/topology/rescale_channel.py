@@ -171,26 +171,17 @@ def read(spark, folder: Path) -> DataFrame:
 def switch_rows(channel: DataFrame, splitters: int, packed_schema: T.StructType, column: str) -> DataFrame:
     """The switch records as rows of the grouping stage's packed input: one copy per splitter
     instance (`packed_schema` columns, `partition` -1, empty lists) with the record in `column`."""
-    columns = []
-    for field in packed_schema.fields:
-        if field.name == "splitter":
-            columns.append(F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))).alias("splitter"))
-        elif field.name == "partition":
-            columns.append(F.lit(-1).cast("int").alias("partition"))
-        else:
-            columns.append(F.array().cast(field.dataType).alias(field.name))
+    from bench.topology.state_transfer import packed_columns
+
+    columns = packed_columns(packed_schema, splitter=F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))),
+                             partition=F.lit(-1).cast("int"))
     return channel.where(F.col("slot") == SWITCH_SLOT).select(*columns, F.col("record").alias(column))
 
 
 def transfer_rows(channel: DataFrame, packed_schema: T.StructType, column: str) -> DataFrame:
     """The transfer records as rows of the worker-state operator's input (`packed_schema` columns,
     `worker` -1, empty lists) with the record in `column`, as `state_transfer.read` gives them."""
-    columns = []
-    for field in packed_schema.fields:
-        if field.name == "slot":
-            columns.append(F.col("slot"))
-        elif field.name == "worker":
-            columns.append(F.lit(-1).cast("int").alias("worker"))
-        else:
-            columns.append(F.array().cast(field.dataType).alias(field.name))
+    from bench.topology.state_transfer import packed_columns
+
+    columns = packed_columns(packed_schema, slot=F.col("slot"), worker=F.lit(-1).cast("int"))
     return channel.where(F.col("slot") >= 0).select(*columns, F.col("record").alias(column))

@@ -119,15 +119,16 @@ def read(spark, bootstrap_servers: str, run_id: str, packed_schema: T.StructType
            .option("subscribe", topic(run_id)).option("startingOffsets", "earliest")
            .options(**CONSUMER_OPTIONS).load())
     value = F.col("value").cast("string")
-    columns = []
-    for field in packed_schema.fields:
-        if field.name == "slot":
-            columns.append(F.get_json_object(value, "$.slot").cast("int").alias("slot"))
-        elif field.name == "worker":
-            columns.append(F.lit(-1).cast("int").alias("worker"))
-        else:
-            columns.append(F.array().cast(field.dataType).alias(field.name))
+    columns = packed_columns(packed_schema, slot=F.get_json_object(value, "$.slot").cast("int"),
+                             worker=F.lit(-1).cast("int"))
     return raw.select(*columns, value.alias(TRANSFER_COLUMN)).where(F.col("slot") >= 0)  # not the markers
+
+
+def packed_columns(packed_schema: T.StructType, **given) -> list:
+    """The columns of a control row on a packed stage input (`packed_schema`: the grouping stage's or
+    the worker-state operator's): the `given` columns by name, every other one an empty list."""
+    return [given[f.name].alias(f.name) if f.name in given else F.array().cast(f.dataType).alias(f.name)
+            for f in packed_schema.fields]
 
 
 def apply(state, records_json: Iterable[str], applied_epoch: int) -> tuple[int, int, int]:
