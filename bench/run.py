@@ -85,7 +85,9 @@ class RunOptions:
     rescale: str | None = None
     """A rescale schedule (`60s:12`, groupings.rescaling.schedule), on the Kafka-timestamp clock."""
     protocol: str = "STOP_THE_WORLD"
-    """The rescale protocol; on Spark STOP_THE_WORLD, SHARED_STATE and LEARNER so far."""
+    """The rescale protocol: STOP_THE_WORLD, SHARED_STATE, LEARNER or HANDOFF."""
+    handoff_batch: int = 1
+    """HANDOFF: units (key groups, vnodes) handed over per round."""
 
 
 def default_master(workers: int, splitters: int, aggregators: int) -> str:
@@ -441,16 +443,21 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
     rescale_spans_now = None  # the observer's source of a rescale run's pauses, for its ticks
     if o.rescale:
         from bench.rescale.figures import rescale_spans
-        from bench.rescale.journal import LEARNER_PHASES, SHARED_STATE_PHASES, Journal
+        from bench.rescale.journal import HANDOFF_PHASES, LEARNER_PHASES, SHARED_STATE_PHASES, Journal
         from groupings.rescaling import parse_schedule
 
         if config.live_rescale:
+            from bench.rescale.handoff import Handoff
             from bench.rescale.learner import Learner
             from bench.rescale.shared_state import SharedState
 
-            kind, phases = (Learner, LEARNER_PHASES) if config.rescale_protocol == "LEARNER" else \
-                (SharedState, SHARED_STATE_PHASES)
-            rescaler = kind(config, parse_schedule(o.rescale), Journal(config.results_dir, phases))
+            events = parse_schedule(o.rescale)
+            if config.rescale_protocol == "HANDOFF":
+                rescaler = Handoff(config, events, Journal(config.results_dir, HANDOFF_PHASES), batch=o.handoff_batch)
+            else:
+                kind, phases = (Learner, LEARNER_PHASES) if config.rescale_protocol == "LEARNER" else \
+                    (SharedState, SHARED_STATE_PHASES)
+                rescaler = kind(config, events, Journal(config.results_dir, phases))
             rescaler.channel.reopen()
         else:
             from bench.rescale.stop_the_world import StopTheWorld

@@ -71,7 +71,9 @@ def _common(p) -> None:
                    help="rescale the stateful workers while the stream runs: '60s:12' (time since the input's "
                         "first Kafka timestamp : new worker count), as bench simulate --rescale")
     p.add_argument("--protocol", default="STOP_THE_WORLD",
-                   help="rescale protocol (on Spark: STOP_THE_WORLD, SHARED_STATE or LEARNER; docs/rescaling.md)")
+                   help="rescale protocol: STOP_THE_WORLD, SHARED_STATE, LEARNER or HANDOFF (docs/rescaling.md)")
+    p.add_argument("--handoff-batch", type=int, default=1,
+                   help="HANDOFF: units (key groups, vnodes) handed over per round (default 1)")
     p.add_argument("--json", action="store_true", help="print the summary as JSON too")
     p.add_argument("--no-progress", action="store_true")
 
@@ -115,7 +117,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
         watermark_delay_s=args.watermark_delay_s, max_offsets_per_trigger=args.max_offsets_per_trigger,
         trigger_s=args.trigger_s, grouping_clock=args.grouping_clock, timeout_s=args.timeout_s,
         max_key_bytes=args.max_key_bytes, worker_state=args.worker_state,
-        rescale=args.rescale, protocol=args.protocol,
+        rescale=args.rescale, protocol=args.protocol, handoff_batch=args.handoff_batch,
         results_dir=args.results_dir, checkpoint_root=args.checkpoint_root, progress=not args.no_progress,
     )
 

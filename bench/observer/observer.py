@@ -125,7 +125,21 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "watermark": (progress.get("eventTime") or {}).get("watermark"),
     }
     fig["latency"], fig["processed_ms"] = worker_histograms(wk.get("latency") or [])
+    released = released_figures(wk.get("routed") or [])
+    if released:
+        fig["released"] = released
     return fig
+
+
+def released_figures(summaries: list[str]) -> list[list[int]]:
+    """`[[hold batch, tuples], ...]` (ascending) of the held tuples a HANDOFF's routers sent in one
+    batch, summed over the grouping stage's routing summaries (their `released`,
+    `bench.topology.handoff_router`); empty for any other batch."""
+    released: dict[int, int] = {}
+    for text in summaries:
+        for hold_batch, tuples in json.loads(text).get("released") or ():
+            released[int(hold_batch)] = released.get(int(hold_batch), 0) + int(tuples)
+    return [[b, released[b]] for b in sorted(released)]
 
 
 

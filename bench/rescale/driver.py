@@ -1,8 +1,9 @@
 """What every rescale protocol's driver on Spark shares: the schedule on the Kafka clock, one event
 at a time, the journal, and the figures of each event (docs/rescaling.md, "On Spark").
 
-The protocols: bench/rescale/stop_the_world.py (stop, repartition, restart) and
-bench/rescale/shared_state.py (a pause between two batches of the running query).
+The protocols: bench/rescale/stop_the_world.py (stop, repartition, restart),
+bench/rescale/shared_state.py and learner.py (a pause between two batches of the running query) and
+handoff.py (rounds of held units, no pause).
 """
 
 from __future__ import annotations
@@ -108,6 +109,21 @@ class RescaleDriver:
 
     def targets(self) -> list:
         return [target for _, target in self.journal.switches()]
+
+    def ownership_switches(self) -> list[tuple[int, object, int]]:
+        """(batch, routing in force from it, event index), ascending: each event's switch batch and
+        the routing after it (bench/rescale/ownership.py)."""
+        from bench.rescale.plan import routing_at
+
+        c = self.config
+        out, targets = [], []
+        for entry in self.journal.events:
+            if entry.get("switch_batch") is None:
+                continue
+            targets.append(entry["target"])
+            out.append((entry["switch_batch"], routing_at(c.grouping, c.workers, c.grouping_params, targets),
+                        entry["index"]))
+        return out
 
     def started_ms(self, observer) -> int | None:
         """The event's start on the Kafka clock: the largest timestamp processed so far."""

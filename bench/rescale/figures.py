@@ -21,10 +21,10 @@ from bench.simulate.rescale_figures import WINDOW_MS
 
 
 def resumed_wall_ms(event: Mapping) -> int | None:
-    """End of the pause on the wall clock (epoch ms): the stop plus `pause_ms`; None while the
-    switch batch has not committed."""
-    pause = event.get("pause_ms")
-    return None if pause is None else int(event["stop_wall_ms"] + pause)
+    """End of the rescale on the wall clock (epoch ms): the stop plus `pause_ms` (HANDOFF, which
+    does not pause: its start plus `rescale_ms`); None while the switch batch has not committed."""
+    span = event.get("rescale_ms") if event.get("protocol") == "HANDOFF" else event.get("pause_ms")
+    return None if span is None else int(event["stop_wall_ms"] + span)
 
 
 def rescale_spans(journal_events: list[Mapping], batches: Mapping[int, Mapping]) -> list[tuple[int, int | None]]:

@@ -5,7 +5,8 @@ rescale and started again with the same run id knows which events are done, whic
 switched at, and where the interrupted one stopped (docs/rescaling.md, "On Spark").
 
 Per event: `index`, `event` (label), `target`, `phase` (the protocol's steps, in order:
-STOP_THE_WORLD_PHASES, SHARED_STATE_PHASES or LEARNER_PHASES), `switch_batch` (the first batch under the new
+STOP_THE_WORLD_PHASES, SHARED_STATE_PHASES, LEARNER_PHASES or
+HANDOFF_PHASES), `switch_batch` (the first batch under the new
 routing, once it is fixed), `partitions_before` / `partitions_after`, and the figures measured so far.
 """
 
@@ -22,6 +23,9 @@ SHARED_STATE_PHASES = ("requested", "savepoint", "published", "switched")
 """bench/rescale/shared_state.py: the switch batch is fixed at `savepoint`."""
 LEARNER_PHASES = ("warming",) + SHARED_STATE_PHASES
 """bench/rescale/learner.py: a warm-up, then SHARED_STATE's steps."""
+HANDOFF_PHASES = ("scaleup", "handing_over", "done")
+"""bench/rescale/handoff.py: the rounds fixed, steps published (`published_steps`), the last one read;
+the switch batch (the new routing fully in force) is fixed at `done`."""
 
 
 class Journal:

@@ -4,12 +4,28 @@ hold the key's state in that batch.
 Per batch the grouping stage reports its distinct (worker, key) pairs (`routing_summary`, in the
 observer's batches). In batch b the state of key k is at the owner of the routing in force at b:
 the routing of the last rescale whose switch batch is <= b (its state moved at the start of that
-batch, before any tuple: bench/topology/state_transfer.py).
+batch, before any tuple: bench/topology/state_transfer.py). A HANDOFF switches round by round: its
+routing in force is `PartialRouting`, the released units at their new owners.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class PartialRouting:
+    """The owners while a HANDOFF is under way: the units of `released` (key groups, vnodes) at
+    their owner of `after`, every other unit at its owner of `before`."""
+
+    before: object
+    after: object
+    released: frozenset
+
+    def owner_of(self, key: str) -> int:
+        routing = self.after if self.after.group_of(key) in self.released else self.before
+        return routing.owner_of(key)
 
 
 def violations(batches: dict[int, dict], switches: Sequence[tuple[int, object]], initial) -> list[tuple[int, int, str]]:

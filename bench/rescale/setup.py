@@ -1,6 +1,6 @@
 """A rescale run's configuration and summary (bench run --rescale): the glue between the driver
 (bench/run.py) and the protocols on Spark (bench/rescale/stop_the_world.py, shared_state.py,
-learner.py)."""
+learner.py, handoff.py)."""
 
 from __future__ import annotations
 
@@ -8,8 +8,10 @@ from dataclasses import replace
 
 from bench.topology.config import TopologyConfig
 
-SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")
-"""The rescale protocols the Spark topology runs so far (docs/rescaling.md, "On Spark")."""
+SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER", "HANDOFF")
+"""The rescale protocols the Spark topology runs (docs/rescaling.md, "On Spark"): all four."""
+LIVE_PROTOCOLS = ("SHARED_STATE", "LEARNER", "HANDOFF")
+"""The protocols that rescale inside the running query (the rescale channel), never restarting it."""
 
 
 def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> TopologyConfig:
@@ -17,11 +19,15 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     input's event-time span when the topic holds it), max parallelism M = the largest worker count
     of the schedule, and the protocol's channels. STOP_THE_WORLD: the state-transfer topic, and the
     switches a resumed run already made (the restarted query's plan carries them); N starts at A.
-    SHARED_STATE and LEARNER: the rescale channel; the layout is fixed for the run at N = max(A, M),
-    so that a worker added later already has its state partition.
+    SHARED_STATE, LEARNER and HANDOFF: the rescale channel; the layout is fixed for the run at N =
+    max(A, M), so that a worker added later already has its state partition. HANDOFF also raises the
+    watermark delay to `HANDOFF_MIN_WATERMARK_DELAY_S` (held tuples keep their event time).
 
-    Args: options: `bench.run.RunOptions` (`rescale`, `protocol`); topic_complete: the input topic
-        holds the whole input (its span is checked). Raises: ValueError, one clear message each.
+    Args: options: `bench.run.RunOptions` (`rescale`, `protocol`, `handoff_batch`); topic_complete:
+        the input topic holds the whole input (its span is checked).
+    Raises: ValueError, one clear message each: an unknown protocol, `--handoff-batch` below 1 or
+        with another protocol, HANDOFF with KEY (its units are the input's keys, which a streaming
+        run does not know in advance), and the simulator's checks of the schedule.
     """
     from bench.rescale.journal import Journal
     from bench.rescale.kafka_clock import topic_span_ms
@@ -35,9 +41,15 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     check_rescalable(config.grouping)
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {options.protocol!r}; valid: {', '.join(PROTOCOLS)}")
-    if protocol not in SPARK_PROTOCOLS:
-        raise ValueError(f"--protocol {protocol} does not run on Spark yet (only {', '.join(SPARK_PROTOCOLS)}; "
-                         "bench simulate runs every protocol)")
+    batch = getattr(options, "handoff_batch", 1)
+    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
+        raise ValueError(f"--handoff-batch must be an integer >= 1 (units per round), got {batch!r}")
+    if batch != 1 and protocol != "HANDOFF":
+        raise ValueError(f"--handoff-batch applies to HANDOFF only, not {protocol}")
+    if protocol == "HANDOFF" and config.grouping.upper() == "KEY":
+        raise ValueError("HANDOFF on Spark hands over key groups or vnodes (KEY_GROUP, VNODE): KEY's units are "
+                         "the input's keys, which a streaming run does not know before they arrive; "
+                         "bench simulate runs HANDOFF with KEY")
     span = topic_span_ms(config.bootstrap_servers, config.topic) if topic_complete else None
     check_schedule(events, span if span is not None else 2**62,
                    routing_at(config.grouping, config.workers, config.grouping_params, []))
@@ -47,8 +59,12 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
         sizes.append(max(routing.workers) + 1)
     checkpoint = config.checkpoint_dir / "main"
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
-    if protocol in ("SHARED_STATE", "LEARNER"):
-        return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol,
+    if protocol in LIVE_PROTOCOLS:
+        from bench.rescale.handoff import HANDOFF_MIN_WATERMARK_DELAY_S
+
+        delay = max(config.watermark_delay_s, HANDOFF_MIN_WATERMARK_DELAY_S) if protocol == "HANDOFF" \
+            else config.watermark_delay_s
+        return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, watermark_delay_s=delay,
                        state_partitions=partitions or max(config.aggregators, max(sizes)), worker_state=True)
     switches = tuple(Journal(config.results_dir).switches())
     return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, switches=switches,
@@ -64,12 +80,13 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     from bench.rescale.plan import routing_at
 
     c = rescaler.config
-    switches, targets = [], []
-    for switch_batch, target in rescaler.journal.switches():
-        targets.append(target)
-        switches.append((switch_batch, routing_at(c.grouping, c.workers, c.grouping_params, targets)))
-    bad = ownership.violations(observer.batches, switches, routing_at(c.grouping, c.workers, c.grouping_params, []))
-    bounds = [s for s, _ in switches] + [10**18]
+    switches = rescaler.ownership_switches()
+    bad = ownership.violations(observer.batches, [(b, routing) for b, routing, _ in switches],
+                               routing_at(c.grouping, c.workers, c.grouping_params, []))
+    first = {}  # event index -> its first switch batch
+    for b, _, index in switches:
+        first.setdefault(index, b)
+    bounds = [first.get(i, 10**18) for i in range(len(rescaler.events))] + [10**18]
 
     def per_event(index: int) -> int:
         return sum(1 for b, _, _ in bad if bounds[index] <= b < bounds[index + 1])
@@ -77,5 +94,6 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     events = rescaler.event_records(observer, per_event)
     add_event_figures(events, observer.batches, observer.live_input)
     return {"schedule": [e.label() for e in rescaler.events], "protocol": protocol.strip().upper(),
+            **({"handoff_batch": rescaler.batch} if protocol.strip().upper() == "HANDOFF" else {}),
             "worker_id_space": c.worker_space, "ownership_violations": len(bad),
             "ownership_violations_unit": "routed (batch, worker, key) pairs", "events": events}

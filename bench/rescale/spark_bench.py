@@ -5,7 +5,7 @@ same conditions, beside the simulator's figures for the same topic and schedule.
   possible once (kept for later benches). The event is `W -> W + 2` workers half-way through the
   topic's Kafka timestamps.
 - Spark: every routing x every protocol that runs on Spark (bench/rescale/setup.py
-  SPARK_PROTOCOLS), `--runs` times. Each run is a `bench run` process of its own (its own Spark
+  SPARK_PROTOCOLS; HANDOFF once per `--handoff-batches`, 1 and 64 by default), `--runs` times. Each run is a `bench run` process of its own (its own Spark
   JVM, as a user runs it). The cells are interleaved round by round, so that a change of the
   machine's load hits every protocol alike. The load average before and after each run is recorded.
 - Simulator: every protocol of part 1 (HANDOFF with batch 1 and 64) once per routing,
@@ -14,12 +14,13 @@ same conditions, beside the simulator's figures for the same topic and schedule.
 
 Output, results/compare/rescale-bench-<stamp>/:
 - rescale-bench.md: per routing and protocol, the medians over the runs of the pause and its
-  steps, the state moved, exactness, and the simulator's pause; and the order of the protocols
-  by pause, on Spark and in the simulator;
+  steps, HANDOFF's p99 hold delay and rescale time, the state moved, exactness, and the
+  simulator's figures; and the order of the protocols by pause, on Spark and in the simulator;
 - rescale-bench.json: every run's figures;
 - `make compare`'s rescale figures over all the runs.
 
-Run: `python -m bench.rescale.spark_bench [--runs 3] [--routings VNODE,KEY_GROUP]`.
+Run: `python -m bench.rescale.spark_bench [--runs 3] [--routings VNODE,KEY_GROUP] [--protocols ...]
+[--handoff-batches 1,64]`.
 """
 
 from __future__ import annotations
@@ -75,8 +76,13 @@ def schedule_of(bootstrap: str, topic: str, workers: int) -> str:
     return f"{max(span // 2, 0)}ms:{workers + 2}"
 
 
+def cell_name(protocol: str, batch: int) -> str:
+    """`HANDOFF b64` for a HANDOFF batch other than 1, else the protocol's name."""
+    return f"{protocol} b{batch}" if protocol == "HANDOFF" and batch != 1 else protocol
+
+
 def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str, schedule: str, workers: int,
-              bootstrap: str, results_dir: Path, master: str) -> dict:
+              bootstrap: str, results_dir: Path, master: str, batch: int = 1) -> dict:
     """One `bench run` process; returns its summary.json plus the load averages around it.
 
     Raises: RuntimeError: the run wrote no summary (its log's last lines in the message)."""
@@ -84,7 +90,8 @@ def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str
            "--no-replay", "--run-id", run_id, "--master", master, "--bootstrap-servers", bootstrap,
            "--results-dir", str(results_dir), "--no-influx", "--no-progress", "--workers", str(workers),
            "--splitters", str(workers), "--aggregators", str(workers), "--cost-ms", "0",
-           "--max-offsets-per-trigger", "1000", "--rescale", schedule, "--protocol", protocol]
+           "--max-offsets-per-trigger", "1000", "--rescale", schedule, "--protocol", protocol] \
+        + (["--handoff-batch", str(batch)] if protocol == "HANDOFF" else [])
     load_before, t = load_average(), time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True)
     summary_path = results_dir / run_id / "summary.json"
@@ -122,15 +129,26 @@ def cell_rows(spark_runs: list[dict], simulated: list[dict]) -> list[dict]:
     rows = []
     by_cell: dict[tuple[str, str], list[dict]] = {}
     for s in spark_runs:
-        by_cell.setdefault((s["grouping"], s["rescale"]["protocol"]), []).append(s)
+        cell = cell_name(s["rescale"]["protocol"], s["rescale"].get("handoff_batch", 1))
+        by_cell.setdefault((s["grouping"], cell), []).append(s)
+
+    def median(values):
+        values = [v for v in values if v is not None]
+        return statistics.median(values) if values else None
+
     for (routing, protocol), runs in by_cell.items():
         events = [s["rescale"]["events"][0] for s in runs]
         pauses = [e["pause_ms"] for e in events if e.get("pause_ms") is not None]
-        steps = sorted({k for e in events for k in (e.get("steps") or {})})
+        steps = sorted(k for k in {k for e in events for k, v in (e.get("steps") or {}).items()
+                                   if isinstance(v, int | float)})
         rows.append({
             "routing": routing, "protocol": protocol, "where": "Spark", "runs": len(runs),
             "pause_ms": statistics.median(pauses) if pauses else None,
             "pause_ms_runs": pauses,
+            "hold_delay_ms_p99": median([e.get("hold_delay_ms_p99") for e in events]),
+            "hold_delay_ms_p99_runs": [e.get("hold_delay_ms_p99") for e in events if e.get("hold_delay_ms_p99")],
+            "held_tuples": median([e.get("held_tuples") for e in events]),
+            "rescale_ms": median([e.get("rescale_ms") for e in events]),
             "steps_ms": {k: statistics.median([e["steps"][k] for e in events if k in (e.get("steps") or {})])
                          for k in steps},
             "moved_groups": statistics.median([e["moved_groups"] for e in events]),
@@ -147,6 +165,7 @@ def cell_rows(spark_runs: list[dict], simulated: list[dict]) -> list[dict]:
         rows.append({
             "routing": s["grouping"], "protocol": s["rescale"]["protocol"] + (f" b{batch}" if batch != 1 else ""),
             "where": "simulator", "runs": 1, "pause_ms": e.get("pause_ms"), "hold_delay_ms_p99": e.get("hold_delay_ms_p99"),
+            "held_tuples": e.get("held_tuples"), "rescale_ms": e.get("rescale_ms"),
             "moved_groups": e.get("moved_groups"), "moved_keys": e.get("moved_keys"),
             "exact": s["status"] == "completed", "ownership_violations": e.get("ownership_violations"),
         })
@@ -165,14 +184,17 @@ def table_markdown(rows: list[dict], conditions: str) -> str:
 
     lines = ["## Rescale protocols on Spark and in the simulator", "", conditions, "",
              "| routing | protocol | where | runs | pause ms (median) | pause ms (runs) | steps ms (medians) | "
-             "hold p99 ms | moved groups | moved keys | records moved | exact | violations | load (1 min) |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "hold p99 ms (median) | hold p99 ms (runs) | held | rescale ms | moved groups | moved keys | "
+             "records moved | exact | violations | load (1 min) |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(rows, key=lambda r: (r["routing"], r["where"] != "Spark", r["pause_ms"] or 0)):
         steps = ", ".join(f"{k} {v:,.0f}" for k, v in (r.get("steps_ms") or {}).items()) or "-"
         lines.append(
             f"| {r['routing']} | {r['protocol']} | {r['where']} | {r['runs']} | {f(r['pause_ms'])} | "
             f"{' / '.join(f(p) for p in r.get('pause_ms_runs') or []) or '-'} | {steps} | "
-            f"{f(r.get('hold_delay_ms_p99'), '{:,.1f}')} | {f(r['moved_groups'])} | {f(r['moved_keys'])} | "
+            f"{f(r.get('hold_delay_ms_p99'), '{:,.1f}')} | "
+            f"{' / '.join(f(p) for p in r.get('hold_delay_ms_p99_runs') or []) or '-'} | {f(r.get('held_tuples'))} | "
+            f"{f(r.get('rescale_ms'))} | {f(r['moved_groups'])} | {f(r['moved_keys'])} | "
             f"{f(r.get('transfer_records'))} | {'yes' if r['exact'] else 'NO'} | {f(r['ownership_violations'])} | "
             f"{' / '.join(f(x, '{:.1f}') for x in r.get('load') or []) or '-'} |")
     lines += ["", "Order by pause (shortest first), Spark against the simulator, over the protocols that run on Spark:", ""]
@@ -196,6 +218,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=10, help="W before the event; W + 2 after (default 10)")
     parser.add_argument("--routings", default="VNODE,KEY_GROUP")
     parser.add_argument("--protocols", default=",".join(SPARK_PROTOCOLS), help="the Spark protocols to run")
+    parser.add_argument("--handoff-batches", default="1,64", help="HANDOFF's units per round, one cell each")
     parser.add_argument("--runs", type=int, default=3, help="runs per Spark cell (default 3)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
@@ -206,6 +229,13 @@ def main(argv: list[str] | None = None) -> int:
     if unknown or args.runs < 1:
         parser.error(f"--protocols {unknown} do not run on Spark (valid: {', '.join(SPARK_PROTOCOLS)})"
                      if unknown else "--runs must be >= 1")
+    try:
+        batches = [int(b) for b in args.handoff_batches.split(",") if b.strip()]
+    except ValueError:
+        parser.error(f"--handoff-batches takes whole numbers >= 1, got {args.handoff_batches!r}")
+    if not batches or min(batches) < 1:
+        parser.error(f"--handoff-batches takes whole numbers >= 1, got {args.handoff_batches!r}")
+    cells = [(p, b) for p in protocols for b in (batches if p == "HANDOFF" else [1])]
 
     if args.bootstrap_servers is None:
         stack_config = StackConfig.from_env()
@@ -225,13 +255,14 @@ def main(argv: list[str] | None = None) -> int:
     spark_runs, simulated, run_ids = [], [], []
     for run in range(1, args.runs + 1):
         for routing in routings:
-            for protocol in protocols:
-                run_id = f"rb-{stamp}-{routing.lower()}-{protocol.lower()}-{run}"
+            for protocol, batch in cells:
+                run_id = f"rb-{stamp}-{routing.lower()}-{cell_name(protocol, batch).lower().replace(' ', '-')}-{run}"
                 s = run_spark(run_id, topic, args.dataset, routing, protocol, schedule, args.workers,
-                              args.bootstrap_servers, results, args.master)
+                              args.bootstrap_servers, results, args.master, batch)
                 e = s["rescale"]["events"][0]
-                print(f"  {run_id}: {s['status']}, pause {e.get('pause_ms')} ms, {e.get('moved_keys')} keys moved, "
-                      f"load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
+                held = f", hold p99 {e.get('hold_delay_ms_p99')} ms" if protocol == "HANDOFF" else ""
+                print(f"  {run_id}: {s['status']}, pause {e.get('pause_ms')} ms{held}, {e.get('moved_keys')} keys "
+                      f"moved, load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
                 spark_runs.append(s)
                 run_ids.append(run_id)
     for routing in routings:

@@ -71,7 +71,7 @@ class TopologyConfig:
     and the schedule's target (a worker count or '+id'/'-id' changes), in order."""
     rescale_protocol: str = ""
     """A rescale run's protocol ("": no rescale). STOP_THE_WORLD: the query reads the state-transfer
-    channel `<run>.state` and is restarted with `switches`; SHARED_STATE and LEARNER: it reads the
+    channel `<run>.state` and is restarted with `switches`; SHARED_STATE, LEARNER and HANDOFF: it reads the
     rescale channel (`bench.topology.rescale_channel`, in `rescale_channel_dir`) and is never
     restarted."""
 
@@ -82,8 +82,8 @@ class TopologyConfig:
 
     @property
     def live_rescale(self) -> bool:
-        """The query reads the rescale channel (SHARED_STATE, LEARNER)."""
-        return self.rescale_protocol in ("SHARED_STATE", "LEARNER")
+        """The query reads the rescale channel (SHARED_STATE, LEARNER, HANDOFF)."""
+        return self.rescale_protocol in ("SHARED_STATE", "LEARNER", "HANDOFF")
 
     @property
     def rescale_channel_dir(self) -> Path:

@@ -37,6 +37,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from bench.topology.handoff_router import CONTROL_KEY as HANDOFF_KEY
+from bench.topology.handoff_router import HandoffState
 from bench.topology.python_workers import freeze_after_warm_up
 
 PACKED_COLUMNS = ["offset", "idx", "event_ms", "key", "count"]
@@ -150,7 +152,9 @@ def routing_order(partition: np.ndarray, offset: np.ndarray, idx: np.ndarray) ->
 
 
 def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, workers: int, params: dict, clock: str,
-                wall_ms: int | None = None, targets: tuple = (), width: int | None = None) -> tuple[pd.DataFrame, tuple]:
+                wall_ms: int | None = None, targets: tuple = (), width: int | None = None,
+                handoff: HandoffState | None = None, batch_id: int = 0,
+                watermark_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
     """Route one batch of one splitter instance. Pure: no Spark; the unit under test.
 
     Args: state: `(pickled grouping, clock_ms, tuples)` or None for a new instance; rows: the tuples
@@ -158,8 +162,13 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
         ms), `key, count`, any order.
         targets: rescale targets to apply (`reschedule`, in order) before routing; width: length
         of the routing summary's per-worker lists (default `workers`; a rescale run's max parallelism).
+        handoff: a HANDOFF in progress at this router (`bench.topology.handoff_router`, its controls
+        of this batch applied), which routes, holds and releases the moved units' tuples; batch_id:
+        the batch (recorded with the tuples it holds); watermark_ms: the batch's watermark.
     Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC; the batch's
-        `routing_summary` on its first row) and the new state.
+        `routing_summary` on its first row, with `released`: `[[hold batch, tuples], ...]` when held
+        tuples go out) and the new state.
+    Raises: HeldBelowWatermarkError: see `HandoffState.route`.
     """
     from groupings import create_grouping
 
@@ -180,7 +189,12 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
     for target in targets:
         instance.reschedule(target)
     keys, counts = columns["key"], columns["count"].astype(np.int64, copy=False)
-    routed = np.asarray(instance.route(keys, now) if len(keys) else np.empty(0), np.int32)
+    released: list = []
+    if handoff is not None and handoff.active:
+        sent = handoff.route(instance, keys, counts, event_ms, now, batch_id, watermark_ms)
+        keys, counts, event_ms, routed, released = sent.key, sent.count, sent.event_ms, sent.worker, sent.released
+    else:
+        routed = np.asarray(instance.route(keys, now) if len(keys) else np.empty(0), np.int32)
     out = pd.DataFrame({
         "event_ts": pd.to_datetime(event_ms, unit="ms", utc=True, cache=False),
         "key": keys,
@@ -189,7 +203,10 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
     })
     summary = np.full(len(keys), None, dtype=object)
     if len(keys):
-        summary[0] = json.dumps(routing_summary(routed, keys, counts, width or workers), separators=(",", ":"))
+        figures = routing_summary(routed, keys, counts, width or workers)
+        if released:
+            figures["released"] = released
+        summary[0] = json.dumps(figures, separators=(",", ":"))
     out[ROUTED_COLUMN] = summary
     last = int(now[-1]) if len(now) else (int(state[1]) if state else wall)
     return out, (pickle.dumps(instance, protocol=pickle.HIGHEST_PROTOCOL), last, seen + len(keys))
@@ -213,11 +230,11 @@ CONTROL_COLUMN = "control"
 def live_targets(applied: list, records: list[str]) -> list:
     """The targets of the switch records `records` (JSON, `switch` = k for the run's k-th rescale,
     and `target`) that an instance which applied `applied` (the targets of switches 1..len(applied))
-    has not applied yet, in order.
+    has not applied yet, in order. A record without `switch` (a later HANDOFF step) has no target.
 
     Raises: ValueError: a switch is missing (they are published one by one, 1, 2, ...)."""
     new = sorted({int(r["switch"]): r["target"] for r in map(json.loads, records)
-                  if int(r["switch"]) > len(applied)}.items())
+                  if "switch" in r and int(r["switch"]) > len(applied)}.items())
     for expected, (k, _) in enumerate(new, start=len(applied) + 1):
         if k != expected:
             raise ValueError(f"switch {k} before switch {expected}")
@@ -230,12 +247,14 @@ class GroupingProcessor(StatefulProcessor):
     Rescales (`rescale`): with `switches` (STOP_THE_WORLD: the query is restarted with them), each
     instance counts the rescales it applied (`rescale_epoch`) and, in the batch a switch is due
     (known from the batch id Spark gives every task), reschedules its routing before it routes.
-    Live (SHARED_STATE, LEARNER: no restart), the switches arrive as CONTROL_COLUMN rows, and each
+    Live (SHARED_STATE, LEARNER, HANDOFF: no restart), the switches arrive as CONTROL_COLUMN rows, and each
     instance keeps the targets it applied (`live_targets`), so that an instance created later
-    starts with them too."""
+    starts with them too. With `handoff`, each instance also keeps its part of a hand-off in
+    progress (`bench.topology.handoff_router.HandoffState`, kept apart from the grouping so that an
+    instance without tuples yet keeps it too): the pending units, the held ones and their tuples."""
 
     def __init__(self, grouping: str, workers: int, params: dict, clock: str, switches: tuple = (),
-                 width: int | None = None, rescale: bool = False, live: bool = False):
+                 width: int | None = None, rescale: bool = False, live: bool = False, handoff: bool = False):
         self.grouping = grouping
         self.workers = workers
         self.params = dict(params)
@@ -244,6 +263,7 @@ class GroupingProcessor(StatefulProcessor):
         self.width = width
         self.rescale = rescale
         self.live = live
+        self.handoff = handoff
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("grouping", STATE_SCHEMA)
@@ -251,6 +271,8 @@ class GroupingProcessor(StatefulProcessor):
             self.epoch = handle.getValueState("rescale_epoch", T.StructType([T.StructField("applied", T.LongType())]))
         if self.live:
             self.applied = handle.getValueState("live_targets", T.StructType([T.StructField("json", T.StringType())]))
+        if self.handoff:
+            self.handoff_state = handle.getValueState("handoff", T.StructType([T.StructField("state", T.BinaryType())]))
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         frames = [f for f in rows if len(f)]
@@ -269,26 +291,55 @@ class GroupingProcessor(StatefulProcessor):
             targets = due_targets(self.switches, applied, int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)))
             if targets:
                 self.epoch.update((applied + len(targets),))
+        handoff = None
         if self.live:
             control = packed[CONTROL_COLUMN].notna()
+            records = packed.loc[control, CONTROL_COLUMN].tolist()
             if control.any() or previous is None:  # the kept targets matter only then (one round trip less)
                 kept = self.applied.get()
                 applied = json.loads(kept[0]) if kept is not None else []
-                new = live_targets(applied, packed.loc[control, CONTROL_COLUMN].tolist()) if control.any() else []
+                new = live_targets(applied, records) if control.any() else []
                 if new:
                     self.applied.update((json.dumps(applied + new),))
                 # a new instance starts at `workers` and takes every switch so far
                 targets = new if previous is not None else applied + new
                 packed = packed.loc[~control]
-                if not len(packed) and previous is None:
-                    return  # no instance yet: it is created, with `live_targets`, by its first tuples
+            if self.handoff:
+                handoff = self._handoff(records)
+            if not len(packed) and previous is None:
+                return  # no instance yet: it is created, with `live_targets`, by its first tuples
         batch = unpack(packed)
+        batch_id = watermark_ms = 0
+        handoff_active = handoff is not None and handoff.active
+        if handoff_active:
+            from pyspark import TaskContext
+
+            batch_id = int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY))
+            watermark_ms = int(timerValues.getCurrentWatermarkInMs())
         out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
-                                     params=self.params, clock=self.clock, targets=tuple(targets), width=self.width)
+                                     params=self.params, clock=self.clock, targets=tuple(targets), width=self.width,
+                                     handoff=handoff, batch_id=batch_id, watermark_ms=watermark_ms)
         self.state.update(new_state)
+        if handoff is not None and handoff_active:  # it may have held or released tuples
+            self._store(handoff)
         if len(out):
             yield out
         freeze_after_warm_up(f"grouping:{self.grouping}")
+
+    def _handoff(self, records: list[str]) -> HandoffState:
+        """This instance's hand-off state with the HANDOFF steps of `records` (JSON control records)
+        applied in epoch order, and stored when they changed it."""
+        kept = self.handoff_state.get()
+        handoff = pickle.loads(kept[0]) if kept is not None else HandoffState()
+        steps = sorted((int(r["epoch"]), r[HANDOFF_KEY]) for r in map(json.loads, records) if HANDOFF_KEY in r)
+        for epoch, step in steps:
+            handoff.apply(epoch, step)
+        if steps:
+            self._store(handoff)
+        return handoff
+
+    def _store(self, handoff: HandoffState) -> None:
+        self.handoff_state.update((pickle.dumps(handoff, protocol=pickle.HIGHEST_PROTOCOL),))
 
     def close(self) -> None:
         pass
@@ -296,17 +347,19 @@ class GroupingProcessor(StatefulProcessor):
 
 def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str,
                    switches: tuple = (), width: int | None = None, rescale: bool = False,
-                   controls: DataFrame | None = None) -> DataFrame:
+                   controls: DataFrame | None = None, handoff: bool = False) -> DataFrame:
     """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column.
-    `controls`: a live rescale's switch rows (`rescale_channel.switch_rows`), or None."""
+    `controls`: a live rescale's switch rows (`rescale_channel.switch_rows`), or None; `handoff`:
+    the instances keep a HANDOFF's state (`bench.topology.handoff_router`)."""
     packed = tuples.mapInArrow(pack, PACKED_SCHEMA)
     if controls is not None:
         packed = packed.withColumn(CONTROL_COLUMN, F.lit(None).cast("string")).unionByName(controls)
     return packed.groupBy("splitter").transformWithStateInPandas(
         statefulProcessor=GroupingProcessor(grouping, workers, params, clock, switches, width, rescale,
-                                            live=controls is not None),
+                                            live=controls is not None, handoff=handoff),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Append",
-        timeMode="None",
+        # the watermark reaches the processor only in event-time mode: HANDOFF checks its held tuples against it
+        timeMode="EventTime" if handoff else "None",
         eventTimeColumnName="event_ts",
     )

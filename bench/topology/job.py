@@ -37,7 +37,8 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
         transfers = rescale_channel.transfer_rows(channel, worker_state.PACKED_SCHEMA, state_transfer.TRANSFER_COLUMN)
     routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
                                            config.grouping_clock, config.switches, config.worker_space,
-                                           config.transfers, controls)
+                                           config.transfers, controls,
+                                           handoff=config.rescale_protocol == "HANDOFF")
     partials = worker.work(routed, config.worker_space, config.cost_ms, config.cost_every, config.worker_window_s,
                            config.partitions if config.worker_state else None, transfers)
     return aggregator.aggregate(partials, config.aggregator_window_s)

@@ -14,7 +14,8 @@ rescale's shared storage:
   and waits; `wall_ms` is when it began to wait. No batch runs until epoch e is published.
 - `epoch-<e>.jsonl` (the driver, after it read batch B's committed state): the epoch's records, one
   JSON object per line, written once and atomically (never rewritten): the routers' switch
-  `{"epoch": e, "slot": -1, "switch": k, "target": ...}` (the k-th rescale of the run), and the
+  `{"epoch": e, "slot": -1, "switch": k, "target": ...}` (the k-th rescale of the run; HANDOFF adds
+  or sends alone a `handoff` step: pending, whitelisted and held units), and the
   transfer records of `bench.topology.state_transfer.records` (`slot` >= 0: extract / install at
   that worker slot).
 - `abort` (the driver, when it gives up a run): a waiting `latestOffset` raises.
@@ -22,8 +23,8 @@ rescale's shared storage:
 The source's offset is the last published epoch (`{"epoch": e}`), kept in the query's offset log
 like the Kafka offsets: batch B + 1 reads epoch e's records exactly once, and a restarted query
 reads them again only if it runs that batch again. Only batch B + 1 carries them, so routers and
-workers switch in the same batch. An epoch published without a request (LEARNER's warm-up) does not
-pause the query: the next batch planned reads it.
+workers switch in the same batch. An epoch published without a request (LEARNER's warm-up,
+HANDOFF's steps) does not pause the query: the next batch planned reads it.
 
 The query reads the channel in two places (the grouping stage and the worker-state operator), so
 its plan has two such sources, each with its offset in the log; both are asked in the same planning
@@ -85,12 +86,18 @@ class Channel:
     def published(self, epoch: int) -> bool:
         return (self.folder / f"epoch-{epoch}.jsonl").exists()
 
-    def publish(self, epoch: int, transfer_records: list[tuple[str, str]], switch: tuple[int, object] | None = None) -> int:
+    def publish(self, epoch: int, transfer_records: list[tuple[str, str]], switch: tuple[int, object] | None = None,
+                handoff: dict | None = None) -> int:
         """Publish epoch `epoch`: the transfer records (Kafka-style `(key, json)` pairs of
-        `state_transfer.records`) and, with `switch` = (k, target), the routers' k-th switch.
+        `state_transfer.records`) and, for the routers, with `switch` = (k, target) the k-th switch
+        and with `handoff` a HANDOFF step (`bench.topology.handoff_router.CONTROL_KEY`), in one record.
         Idempotent: a published epoch is kept as it is. Returns the records' count."""
-        lines = [] if switch is None else [json.dumps(
-            {"epoch": epoch, "slot": SWITCH_SLOT, "switch": switch[0], "target": switch[1]}, separators=(",", ":"))]
+        router = {"epoch": epoch, "slot": SWITCH_SLOT}
+        if switch is not None:
+            router.update(switch=switch[0], target=switch[1])
+        if handoff is not None:
+            router["handoff"] = handoff
+        lines = [json.dumps(router, separators=(",", ":"))] if len(router) > 2 else []
         lines += [value for _, value in transfer_records]
         _write_once(self.folder / f"epoch-{epoch}.jsonl", "".join(line + "\n" for line in lines))
         return len(lines)

@@ -277,8 +277,8 @@ def _wait_gone(pids: list[int], timeout_s: float) -> None:
 
 
 def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, run_id: str, phase: str,
-                             index: int = 0, protocol: str = "STOP_THE_WORLD") -> None:
-    """Run `bench run` (VNODE, the e2e options, `schedule`, `protocol`) as a child process until the journal of
+                             index: int = 0, protocol: str = "STOP_THE_WORLD", extra: tuple = ()) -> None:
+    """Run `bench run` (VNODE, the e2e options, `schedule`, `protocol`, `extra` options) as a child process until the journal of
     `results/<run_id>/rescale.json` has event `index` at `phase`, then SIGKILL it (and wait for its
     Spark JVM to end). The driver sleeps there (BENCH_FAULT_RESCALE_HANG_AFTER=<phase>@<index>)."""
     import os
@@ -295,7 +295,7 @@ def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, r
            "--workers", "4", "--splitters", str(E2E_FAST["splitters"]), "--aggregators", "2", "--cost-ms", "0",
            "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
            "--observer-tick-s", "2", "--trigger-s", "0.5", "--max-offsets-per-trigger", "300",
-           "--rescale", schedule, "--protocol", protocol, "--timeout-s", "600"]
+           "--rescale", schedule, "--protocol", protocol, "--timeout-s", "600", *extra]
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                             env={**os.environ, HANG_AFTER: f"{phase}@{index}"})
     journal = tmp_path / run_id / "rescale.json"
