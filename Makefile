@@ -34,7 +34,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
-	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER]  rescale the running topology (docs/rescaling.md)"
+	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER|HANDOFF]  rescale the running topology (docs/rescaling.md)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
 	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] maximum sustainable throughput per grouping (rate steps)"
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
@@ -47,7 +47,7 @@ help:
 	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
 	@echo "make rescale                      simulate rescales: KEY/KEY_GROUP/VNODE x the four protocols, one figure + table"
-	@echo "make rescale-bench                the protocols that run on Spark x VNODE/KEY_GROUP, 3 runs each, beside the simulator"
+	@echo "make rescale-bench                the four protocols on Spark x VNODE/KEY_GROUP, 3 runs each, beside the simulator"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
 
 $(STAMP): pyproject.toml

@@ -46,3 +46,19 @@ def test_the_order_by_pause_is_compared_over_the_protocols_spark_runs():
     assert "- VNODE: Spark SHARED_STATE < LEARNER < STOP_THE_WORLD; simulator LEARNER < SHARED_STATE < " \
            "STOP_THE_WORLD (different order)" in table
     assert "| VNODE | HANDOFF b64 | simulator |" in table
+
+
+def test_handoff_cells_are_one_per_batch_with_the_median_p99_hold_delay():
+    def handoff(batch, p99, held):
+        run = _spark("HANDOFF", 0, {"rounds": 12, "state_read_ms": [800.0, 900.0]})
+        run["rescale"]["handoff_batch"] = batch
+        run["rescale"]["events"][0].update(hold_delay_ms_p99=p99, held_tuples=held, rescale_ms=40_000)
+        return run
+
+    runs = [handoff(1, p, 100) for p in (7_000, 9_000, 8_000)] + [handoff(64, p, 900) for p in (12_000, 11_000, 15_000)]
+    rows = {r["protocol"]: r for r in cell_rows(runs, []) if r["where"] == "Spark"}
+    assert rows["HANDOFF"]["hold_delay_ms_p99"] == 8_000 and rows["HANDOFF"]["hold_delay_ms_p99_runs"] == [7_000, 9_000, 8_000]
+    assert (rows["HANDOFF b64"]["hold_delay_ms_p99"], rows["HANDOFF b64"]["held_tuples"]) == (12_000, 900)
+    assert rows["HANDOFF"]["steps_ms"] == {"rounds": 12}  # a step's list of reads is not a median
+    assert rows["HANDOFF"]["pause_ms"] == 0
+    assert "| VNODE | HANDOFF b64 | Spark | 3 | 0 | 0 / 0 / 0 |" in table_markdown(list(rows.values()), "c")

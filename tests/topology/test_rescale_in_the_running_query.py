@@ -113,7 +113,7 @@ def test_handoff_holds_only_the_units_in_flight_round_by_round_without_a_pause(l
     assert 0 < event["hold_delay_ms_p50"] <= event["hold_delay_ms_p99"] <= event["hold_delay_ms_max"]
     assert event["rescale_ms"] > event["hold_delay_ms_max"]
     assert event["resumed_wall_ms"] == event["stop_wall_ms"] + event["rescale_ms"]
-    for window in ("before", "during", "after"):
+    for window in ("before", "during"):  # the hand-off may outlast the input: no batch with data after it
         assert event[f"throughput_tps_{window}"] > 0, window
 
 
