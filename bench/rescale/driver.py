@@ -146,3 +146,28 @@ class RescaleDriver:
             rec["ownership_violations"] = violations_of(entry["index"])
             out.append(rec)
         return out
+
+
+@dataclass
+class LiveRescaleDriver(RescaleDriver):
+    """A protocol that rescales inside the running query (SHARED_STATE, LEARNER, HANDOFF): its
+    steps reach the query through the rescale channel (bench/topology/rescale_channel.py), and it
+    reads the workers' committed state with Spark's state data source."""
+
+    live = True
+
+    @property
+    def channel(self):
+        from bench.topology.rescale_channel import Channel
+
+        return Channel(self.config.rescale_channel_dir)
+
+    def read_state(self, spark, batch_id: int | None = None):
+        """Every worker's entries at the last committed batch, or at committed batch `batch_id`
+        (`worker_state.STATE_COLUMNS`)."""
+        from bench.topology.state_layout import slot_table
+        from bench.topology.worker_state import read_final_state
+
+        c = self.config
+        slots = slot_table(c.worker_space, c.partitions)
+        return read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)}, batch_id)

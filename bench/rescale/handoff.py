@@ -32,11 +32,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.rescale import plan as move_plan
-from bench.rescale.driver import RescaleDriver, batch_ids, elapsed_ms, hang_after
+from bench.rescale.driver import LiveRescaleDriver, batch_ids, elapsed_ms, hang_after
 from bench.rescale.learner import batch_reading
 from bench.rescale.ownership import PartialRouting
 from bench.topology import state_transfer
-from bench.topology.rescale_channel import Channel
 
 HANDOFF_MIN_WATERMARK_DELAY_S = 30
 """A HANDOFF run's watermark delay at least (s): a held tuple goes out with its own event time, which
@@ -54,17 +53,12 @@ def rounds_of(moved: list[int], stateful: set[int], batch: int) -> list[list[int
 
 
 @dataclass
-class Handoff(RescaleDriver):
+class Handoff(LiveRescaleDriver):
     """The driver loop calls `advance` after every poll while the query runs. `batch`: units per round."""
 
     batch: int = 1
     DONE = "done"
     PROTOCOL = "HANDOFF"
-    live = True
-
-    @property
-    def channel(self) -> Channel:
-        return Channel(self.config.rescale_channel_dir)
 
     def first_epoch(self, index: int) -> int:
         """The channel epoch of event `index`'s step 0: the epochs follow the previous event's."""
@@ -106,14 +100,6 @@ class Handoff(RescaleDriver):
         return (move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior),
                 move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior + [self.events[index].target]))
 
-    def _read_state(self, spark, batch_id: int):
-        from bench.topology.state_layout import slot_table
-        from bench.topology.worker_state import read_final_state
-
-        c = self.config
-        slots = slot_table(c.worker_space, c.partitions)
-        return read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)}, batch_id)
-
     def _scaleup(self, spark, index: int, observer, log) -> dict:
         """The rounds, from the state of the last committed batch (read while the query runs)."""
         c = self.config
@@ -121,7 +107,7 @@ class Handoff(RescaleDriver):
         start_wall_ms = int(time.time() * 1000)
         scaleup_batch = batch_ids(self.checkpoint / "commits")[-1]
         t = time.monotonic()
-        state = self._read_state(spark, scaleup_batch)
+        state = self.read_state(spark, scaleup_batch)
         read_ms = elapsed_ms(t)
         before, after = self._routings(index)
         old, new = before.assignment(), after.assignment()
@@ -179,11 +165,9 @@ class Handoff(RescaleDriver):
     def _move(self, spark, index: int, units: list[int], hold_batch: int) -> move_plan.Move:
         """The state of `units` at their old owners at `hold_batch` (final: held since), to their new
         owners. Raises: ValueError: an entry of those units at a worker other than its old owner."""
-        from bench.topology.state_layout import slot_table
-
         c = self.config
         before, after = self._routings(index)
-        state = self._read_state(spark, hold_batch)
+        state = self.read_state(spark, hold_batch)
         wanted = set(units)
         mine = state.loc[[int(after.group_of(k)) in wanted for k in state["key"]]]
         return move_plan.plan_move(mine, before, after, c.worker_space, c.partitions, c.partitions)

@@ -29,22 +29,16 @@ import time
 from dataclasses import dataclass
 
 from bench.rescale import plan as move_plan
-from bench.rescale.driver import RescaleDriver, batch_ids, elapsed_ms, hang_after
+from bench.rescale.driver import LiveRescaleDriver, batch_ids, elapsed_ms, hang_after
 from bench.topology import state_transfer
-from bench.topology.rescale_channel import Channel
 
 
 @dataclass
-class SharedState(RescaleDriver):
+class SharedState(LiveRescaleDriver):
     """The driver loop calls `advance` after every poll while the query runs."""
 
     DONE = "switched"
     PROTOCOL = "SHARED_STATE"
-    live = True
-
-    @property
-    def channel(self) -> Channel:
-        return Channel(self.config.rescale_channel_dir)
 
     def switch_epoch(self, index: int) -> int:
         """The channel epoch that carries event `index`'s switch."""
@@ -85,14 +79,9 @@ class SharedState(RescaleDriver):
     def _plan(self, spark, index: int, batch_id: int | None = None):
         """Read the committed state (the last committed batch, or `batch_id`) and plan the move of
         event `index`. Returns (move, the routings before and after, the read's duration in ms)."""
-        from bench.topology.state_layout import slot_table
-        from bench.topology.worker_state import read_final_state, touch_state_store_coordinator
-
         c = self.config
         t = time.monotonic()
-        touch_state_store_coordinator(spark)
-        slots = slot_table(c.worker_space, c.partitions)
-        state = read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)}, batch_id)
+        state = self.read_state(spark, batch_id)
         read_ms = elapsed_ms(t)
         prior = self.targets()[:index]
         before = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior)

@@ -163,3 +163,12 @@ def test_progress_listener_keeps_the_latest_batch_after_its_sinks():
     assert listener.latest["batchId"] == 3
     listener.on_progress_json("not json")  # logged, not raised
     assert listener.latest["batchId"] == 3
+
+
+def test_a_batchs_released_tuples_are_summed_per_hold_batch_over_the_routers():
+    from bench.observer.observer import released_figures
+
+    summaries = ['{"loads":[1],"tuples":[1],"pairs":[],"released":[[4,10],[6,2]]}',
+                 '{"loads":[1],"tuples":[1],"pairs":[]}', '{"loads":[1],"tuples":[1],"pairs":[],"released":[[4,5]]}']
+    assert released_figures(summaries) == [[4, 15], [6, 2]]
+    assert released_figures(summaries[1:2]) == []

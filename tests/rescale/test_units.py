@@ -113,10 +113,10 @@ def test_the_journal_survives_a_new_driver(tmp_path):
     assert again.reached(0, "savepoint") and again.switches() == [(7, 12)] and again.offline_batches() == {6}
 
 
-def _options(rescale, protocol="STOP_THE_WORLD"):
+def _options(rescale, protocol="STOP_THE_WORLD", handoff_batch=1):
     from types import SimpleNamespace
 
-    return SimpleNamespace(rescale=rescale, protocol=protocol)
+    return SimpleNamespace(rescale=rescale, protocol=protocol, handoff_batch=handoff_batch)
 
 
 def _config(tmp_path, grouping="VNODE", workers=10):
@@ -201,16 +201,32 @@ def test_a_query_waiting_at_a_barrier_fails_when_the_driver_gives_up(tmp_path):
     assert not (tmp_path / "abort").exists()
 
 
-@pytest.mark.parametrize("grouping,protocol,message", [
-    ("DYNAMIC_KEY", "STOP_THE_WORLD", "needs a routing that owns keys"),
-    ("VNODE", "HANDOFF", "does not run on Spark yet"),
-    ("VNODE", "NOPE", "unknown protocol"),
+@pytest.mark.parametrize("grouping,protocol,batch,message", [
+    ("DYNAMIC_KEY", "STOP_THE_WORLD", 1, "needs a routing that owns keys"),
+    ("KEY", "HANDOFF", 1, "HANDOFF on Spark hands over key groups or vnodes"),
+    ("VNODE", "HANDOFF", 0, "--handoff-batch must be an integer >= 1"),
+    ("VNODE", "SHARED_STATE", 64, "--handoff-batch applies to HANDOFF only"),
+    ("VNODE", "NOPE", 1, "unknown protocol"),
 ])
-def test_a_rescale_spark_cannot_run_is_refused_before_it_starts(tmp_path, grouping, protocol, message):
+def test_a_rescale_spark_cannot_run_is_refused_before_it_starts(tmp_path, grouping, protocol, batch, message):
     from bench.rescale.setup import rescale_config
 
     with pytest.raises(ValueError, match=message):
-        rescale_config(_options("60s:12", protocol), _config(tmp_path, grouping), topic_complete=False)
+        rescale_config(_options("60s:12", protocol, batch), _config(tmp_path, grouping), topic_complete=False)
+
+
+def test_a_handoff_run_keeps_its_held_tuples_above_the_watermark(tmp_path):
+    from dataclasses import replace
+
+    from bench.rescale.handoff import HANDOFF_MIN_WATERMARK_DELAY_S
+    from bench.rescale.setup import rescale_config
+
+    config = rescale_config(_options("60s:12", "HANDOFF", 8), _config(tmp_path), topic_complete=False)
+    assert config.live_rescale and config.watermark_delay_s == HANDOFF_MIN_WATERMARK_DELAY_S
+    longer = replace(_config(tmp_path), watermark_delay_s=120)
+    assert rescale_config(_options("60s:12", "HANDOFF"), longer, topic_complete=False).watermark_delay_s == 120
+    shared = rescale_config(_options("60s:12", "SHARED_STATE"), _config(tmp_path), topic_complete=False)
+    assert shared.watermark_delay_s == _config(tmp_path).watermark_delay_s
 
 
 def _checkpoint_with_offsets(folder, offsets: dict[int, list[str]], committed: list[int]):
