@@ -454,6 +454,9 @@ def _run_stream(prepared: Prepared, *, spark, log, logs) -> dict:
             events = parse_schedule(o.rescale)
             if config.rescale_protocol == "HANDOFF":
                 rescaler = Handoff(config, events, Journal(config.results_dir, HANDOFF_PHASES), batch=o.handoff_batch)
+                if config.watermark_delay_s != o.watermark_delay_s:
+                    log(f"HANDOFF: watermark delay {o.watermark_delay_s} s -> {config.watermark_delay_s} s (held tuples "
+                        "keep their event time; docs/rescaling.md, \"HANDOFF on Spark\")")
             else:
                 kind, phases = (Learner, LEARNER_PHASES) if config.rescale_protocol == "LEARNER" else \
                     (SharedState, SHARED_STATE_PHASES)

@@ -82,7 +82,7 @@ def cell_name(protocol: str, batch: int) -> str:
 
 
 def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str, schedule: str, workers: int,
-              bootstrap: str, results_dir: Path, master: str, batch: int = 1) -> dict:
+              bootstrap: str, results_dir: Path, master: str, batch: int = 1, per_batch: int = 500) -> dict:
     """One `bench run` process; returns its summary.json plus the load averages around it.
 
     Raises: RuntimeError: the run wrote no summary (its log's last lines in the message)."""
@@ -90,7 +90,7 @@ def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str
            "--no-replay", "--run-id", run_id, "--master", master, "--bootstrap-servers", bootstrap,
            "--results-dir", str(results_dir), "--no-influx", "--no-progress", "--workers", str(workers),
            "--splitters", str(workers), "--aggregators", str(workers), "--cost-ms", "0",
-           "--max-offsets-per-trigger", "1000", "--rescale", schedule, "--protocol", protocol] \
+           "--max-offsets-per-trigger", str(per_batch), "--rescale", schedule, "--protocol", protocol] \
         + (["--handoff-batch", str(batch)] if protocol == "HANDOFF" else [])
     load_before, t = load_average(), time.monotonic()
     done = subprocess.run(cmd, capture_output=True, text=True)
@@ -213,7 +213,10 @@ def main(argv: list[str] | None = None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="NYC_FLIGHTS")
-    parser.add_argument("--limit", type=int, default=5000, help="records in the topic (default 5000)")
+    parser.add_argument("--limit", type=int, default=10_000, help="records in the topic (default 10000)")
+    parser.add_argument("--max-offsets-per-trigger", type=int, default=500,
+                        help="records per micro-batch (default 500: the input still flows for about ten batches "
+                             "after the event, so that HANDOFF's rounds have tuples to hold)")
     parser.add_argument("--partitions", type=int, default=10)
     parser.add_argument("--workers", type=int, default=10, help="W before the event; W + 2 after (default 10)")
     parser.add_argument("--routings", default="VNODE,KEY_GROUP")
@@ -249,7 +252,8 @@ def main(argv: list[str] | None = None) -> int:
     schedule = schedule_of(args.bootstrap_servers, topic, args.workers)
     conditions = (f"{args.limit:,} {args.dataset} records on {args.partitions} partitions ({topic}), "
                   f"`--rescale {schedule}`, W {args.workers} -> {args.workers + 2}, S = A = {args.workers}, cost 0, "
-                  f"1,000 records per batch, `--master {args.master}`, {os.cpu_count()} cores; "
+                  f"{args.max_offsets_per_trigger:,} records per batch, `--master {args.master}`, "
+                  f"{os.cpu_count()} cores; "
                   f"{args.runs} run(s) per Spark cell, interleaved; {stamp} UTC")
     print(conditions, flush=True)
     spark_runs, simulated, run_ids = [], [], []
@@ -258,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
             for protocol, batch in cells:
                 run_id = f"rb-{stamp}-{routing.lower()}-{cell_name(protocol, batch).lower().replace(' ', '-')}-{run}"
                 s = run_spark(run_id, topic, args.dataset, routing, protocol, schedule, args.workers,
-                              args.bootstrap_servers, results, args.master, batch)
+                              args.bootstrap_servers, results, args.master, batch, args.max_offsets_per_trigger)
                 e = s["rescale"]["events"][0]
                 held = f", hold p99 {e.get('hold_delay_ms_p99')} ms" if protocol == "HANDOFF" else ""
                 print(f"  {run_id}: {s['status']}, pause {e.get('pause_ms')} ms{held}, {e.get('moved_keys')} keys "
