@@ -1,9 +1,10 @@
 """`make rescale-bench`: the rescale protocols on Spark side by side on one recorded topic, under the
 same conditions, beside the simulator's figures for the same topic and schedule.
 
-- One topic: `--limit` records of `--dataset` on `--partitions` partitions, replayed as fast as
-  possible once (kept for later benches). The event is `W -> W + 2` workers half-way through the
-  topic's Kafka timestamps.
+- One topic: `--limit` records of `--dataset` on `--partitions` partitions, recorded once at
+  `--record-rate` records/s (kept for later benches), so that its Kafka timestamps are spread
+  evenly; every run reads it as fast as it can. The event is `W -> W + 2` workers half-way through
+  the topic's Kafka timestamps, so about half of the batches come after it.
 - Spark: every routing x every protocol that runs on Spark (bench/rescale/setup.py
   SPARK_PROTOCOLS; HANDOFF once per `--handoff-batches`, 1 and 64 by default), `--runs` times. Each run is a `bench run` process of its own (its own Spark
   JVM, as a user runs it). The cells are interleaved round by round, so that a change of the
@@ -45,21 +46,25 @@ def load_average() -> float:
     return os.getloadavg()[0]
 
 
-def record_topic(bootstrap: str, dataset_name: str, limit: int, partitions: int, log=print) -> str:
-    """The bench's input topic, replayed as fast as possible unless it already holds the records.
+def record_topic(bootstrap: str, dataset_name: str, limit: int, partitions: int, rate: float, log=print) -> str:
+    """The bench's input topic, replayed at `rate` records/s unless it already holds the records.
+    (Replayed as fast as possible, a topic's timestamps bunch: 8,000 of 10,000 records fell in 3 ms
+    and the rest 35 ms later, so an event half-way through the span came three batches before
+    the end.)
 
     Raises: RuntimeError: the topic holds other records (`inspect_topic` says `mismatch`)."""
     from datasets import get_dataset
     from producers import expected_records, inspect_topic, replay
 
-    topic = f"rescale-bench.{dataset_name.lower()}.n{limit}.p{partitions}"
+    topic = f"rescale-bench.{dataset_name.lower()}.n{limit}.p{partitions}.r{rate:g}"
     dataset = get_dataset(dataset_name)
     state = inspect_topic(bootstrap, topic, expected_records(dataset, limit), partitions)
     if state.state == "mismatch":
         raise RuntimeError(f"topic {topic} holds records of another replay: delete it or choose another --limit")
     if state.state != "complete":
         log(f"recording {limit:,} {dataset_name} records into {topic} ...")
-        if not replay(dataset, topic, bootstrap, partitions=partitions, limit=limit, progress=False, resume=True).ok:
+        if not replay(dataset, topic, bootstrap, partitions=partitions, limit=limit, rate=rate, progress=False,
+                      resume=True).ok:
             raise RuntimeError(f"the replay into {topic} failed")
     return topic
 
@@ -218,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
                         help="records per micro-batch (default 500: the input still flows for about ten batches "
                              "after the event, so that HANDOFF's rounds have tuples to hold)")
     parser.add_argument("--partitions", type=int, default=10)
+    parser.add_argument("--record-rate", type=float, default=2000.0,
+                        help="records/s at which the topic is recorded once (default 2000: 10,000 records span 5 s)")
     parser.add_argument("--workers", type=int, default=10, help="W before the event; W + 2 after (default 10)")
     parser.add_argument("--routings", default="VNODE,KEY_GROUP")
     parser.add_argument("--protocols", default=",".join(SPARK_PROTOCOLS), help="the Spark protocols to run")
@@ -248,9 +255,10 @@ def main(argv: list[str] | None = None) -> int:
             stack.up(log=print)
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
     results = Path(RESULTS_DIR)
-    topic = record_topic(args.bootstrap_servers, args.dataset, args.limit, args.partitions)
+    topic = record_topic(args.bootstrap_servers, args.dataset, args.limit, args.partitions, args.record_rate)
     schedule = schedule_of(args.bootstrap_servers, topic, args.workers)
-    conditions = (f"{args.limit:,} {args.dataset} records on {args.partitions} partitions ({topic}), "
+    conditions = (f"{args.limit:,} {args.dataset} records on {args.partitions} partitions ({topic}, recorded at "
+                  f"{args.record_rate:g} records/s, read as fast as possible), "
                   f"`--rescale {schedule}`, W {args.workers} -> {args.workers + 2}, S = A = {args.workers}, cost 0, "
                   f"{args.max_offsets_per_trigger:,} records per batch, `--master {args.master}`, "
                   f"{os.cpu_count()} cores; "
