@@ -177,10 +177,22 @@ def cell_rows(spark_runs: list[dict], simulated: list[dict]) -> list[dict]:
     return rows
 
 
-def order_by_pause(rows: list[dict], routing: str, where: str, protocols: list[str]) -> list[str]:
-    """`protocols` of `routing` measured `where`, from the shortest median pause to the longest."""
+def order_by_pause(rows: list[dict], routing: str, where: str, protocols: list[str]) -> list[list[str]]:
+    """`protocols` of `routing` measured `where`, from the shortest median pause to the longest, the
+    ones with equal pauses (those without a pause: 0) in one group, in `protocols`' order."""
     pause = {r["protocol"]: r["pause_ms"] for r in rows if r["routing"] == routing and r["where"] == where}
-    return sorted((p for p in protocols if pause.get(p) is not None), key=lambda p: pause[p])
+    groups: list[list[str]] = []
+    for p in sorted((p for p in protocols if pause.get(p) is not None), key=lambda p: pause[p]):
+        if groups and pause[groups[-1][0]] == pause[p]:
+            groups[-1].append(p)
+        else:
+            groups.append([p])
+    return groups
+
+
+def order_text(groups: list[list[str]]) -> str:
+    """`A = B < C`: the groups of `order_by_pause`."""
+    return " < ".join(" = ".join(g) for g in groups)
 
 
 def table_markdown(rows: list[dict], conditions: str) -> str:
@@ -206,7 +218,7 @@ def table_markdown(rows: list[dict], conditions: str) -> str:
     for routing in sorted({r["routing"] for r in rows}):
         on_spark = [r["protocol"] for r in rows if r["routing"] == routing and r["where"] == "Spark"]
         spark, sim = order_by_pause(rows, routing, "Spark", on_spark), order_by_pause(rows, routing, "simulator", on_spark)
-        lines.append(f"- {routing}: Spark {' < '.join(spark)}; simulator {' < '.join(sim)}"
+        lines.append(f"- {routing}: Spark {order_text(spark)}; simulator {order_text(sim)}"
                      f" ({'same order' if spark == sim else 'different order'})")
     return "\n".join(lines) + "\n"
 

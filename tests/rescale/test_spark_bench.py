@@ -40,8 +40,12 @@ def test_the_order_by_pause_is_compared_over_the_protocols_spark_runs():
             _sim("HANDOFF", 0.0, batch=64)]
     rows = cell_rows(runs, sims)
     on_spark = ["STOP_THE_WORLD", "SHARED_STATE", "LEARNER"]
-    assert order_by_pause(rows, "VNODE", "Spark", on_spark) == ["SHARED_STATE", "LEARNER", "STOP_THE_WORLD"]
-    assert order_by_pause(rows, "VNODE", "simulator", on_spark) == ["LEARNER", "SHARED_STATE", "STOP_THE_WORLD"]
+    assert order_by_pause(rows, "VNODE", "Spark", on_spark) == [["SHARED_STATE"], ["LEARNER"], ["STOP_THE_WORLD"]]
+    assert order_by_pause(rows, "VNODE", "simulator", on_spark) == [["LEARNER"], ["SHARED_STATE"], ["STOP_THE_WORLD"]]
+    # protocols without a pause are one group: HANDOFF and LEARNER tie in the simulator
+    with_handoff = on_spark + ["HANDOFF"]
+    assert order_by_pause(rows, "VNODE", "simulator", with_handoff) == [["LEARNER", "HANDOFF"], ["SHARED_STATE"],
+                                                                         ["STOP_THE_WORLD"]]
     table = table_markdown(rows, "conditions")
     assert "- VNODE: Spark SHARED_STATE < LEARNER < STOP_THE_WORLD; simulator LEARNER < SHARED_STATE < " \
            "STOP_THE_WORLD (different order)" in table
