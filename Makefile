@@ -78,6 +78,7 @@ test: install
 
 chaos: install
 	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v
+	BENCH_CHAOS=1 $(PY) -m pytest tests/topology/test_rescale_stop_the_world.py tests/topology/test_rescale_in_the_running_query.py -v -k killed
 
 bench: up
 	$(PY) -m bench run --grouping $(GROUPING) $(BENCH_OPTS)
@@ -132,7 +133,7 @@ sweep: $(STAMP)
 rescale: $(STAMP)
 	$(PY) -m bench.simulate.rescale_matrix $(ARGS)
 
-# The rescale protocols that run on Spark x VNODE, KEY_GROUP on one recorded topic, 3 runs each,
+# The four rescale protocols on Spark (HANDOFF with batch 1 and 64) x VNODE, KEY_GROUP on one recorded topic, 3 runs each,
 # beside the simulator's five cells on the same topic (docs/rescaling.md, "make rescale-bench").
 rescale-bench: up
 	$(PY) -m bench.rescale.spark_bench $(ARGS)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 from bench.run import prepare, run_stream
-from tests.conftest import E2E_DATASET, E2E_FAST, e2e_options
+from tests.conftest import E2E_DATASET, E2E_FAST, EVERY_PHASE, e2e_options
 from tests.topology.test_rescale_stop_the_world import (assert_completed_exactly, kill_driver_in_a_rescale,
                                                         simulate_stop_the_world)
 
@@ -144,8 +144,10 @@ def simulated_on_the_shared_topic(stack, input_topic, stw_schedule, tmp_path_fac
     return {p: simulate_stop_the_world(stack, input_topic, stw_schedule, folder / p, protocol=p) for p in PROTOCOLS}
 
 
-@pytest.mark.parametrize("protocol,phase", [("SHARED_STATE", "requested"), ("SHARED_STATE", "savepoint"),
-                                            ("SHARED_STATE", "published"), ("LEARNER", "warming")])
+@pytest.mark.parametrize("protocol,phase", [pytest.param("SHARED_STATE", "requested", marks=EVERY_PHASE),
+                                            ("SHARED_STATE", "savepoint"),
+                                            pytest.param("SHARED_STATE", "published", marks=EVERY_PHASE),
+                                            ("LEARNER", "warming")])
 def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule,
                                                                   simulated_on_the_shared_topic, stream_runs,
                                                                   tmp_path, protocol, phase):

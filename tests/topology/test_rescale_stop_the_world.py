@@ -15,7 +15,8 @@ import pytest
 from bench.__main__ import main as bench_main
 from bench.run import prepare, run_stream
 from bench.topology.sink import read_aggregates
-from tests.conftest import E2E_DATASET, E2E_FAST, E2E_LIMIT, E2E_PARTITIONS, InputTopic, data_batches, e2e_options
+from tests.conftest import (EVERY_PHASE, E2E_DATASET, E2E_FAST, E2E_LIMIT, E2E_PARTITIONS, InputTopic, data_batches,
+                            e2e_options)
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -353,7 +354,9 @@ def assert_epoch_written_once(stack, run_id: str, epoch: int) -> None:
     assert len(keys) == len(set(keys)) > 1, keys
 
 
-@pytest.mark.parametrize("phase", ["stopped", "savepoint", "repartitioned", "transferred"])
+@pytest.mark.parametrize("phase", [pytest.param("stopped", marks=EVERY_PHASE), "savepoint",
+                                   pytest.param("repartitioned", marks=EVERY_PHASE),
+                                   pytest.param("transferred", marks=EVERY_PHASE)])
 def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule, simulated,
                                                                   tmp_path, phase):
     """SIGKILL right after the query was stopped (the interrupted batch not finished, no savepoint),
