@@ -40,7 +40,7 @@ help:
 	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/chaos.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
-	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, simulator [, harness/Storm per grouping]"
+	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, stages, simulator [, harness/Storm per grouping]"
 	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
 	@echo "make compare [RUNS=...]           figures + table comparing runs (default: latest run per grouping)"
 	@echo "make report [RUN=...]             a self-contained HTML report of one run or a comparison"

@@ -24,7 +24,7 @@ from typing import Any
 
 from bench.perf._harness import Row, print_table
 
-SECTIONS = ("routing", "producer", "pipeline", "simulator")
+SECTIONS = ("routing", "producer", "pipeline", "stages", "simulator")
 """Section modules `bench.perf.<name>`, in run order; missing ones are skipped."""
 
 PEER_SECTION = "peers"

@@ -142,12 +142,19 @@ def _count_only_rate(topic: str, bootstrap: str, max_offsets: int) -> tuple[floa
     stream = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", topic).option("startingOffsets", "earliest")
               .option("maxOffsetsPerTrigger", max_offsets).options(**CONSUMER_OPTIONS).load())
+    rate = counting_rate(stream)
+    spark.stop()
+    return rate
+
+
+def counting_rate(stream) -> tuple[float, int]:
+    """Run `stream` (a streaming DataFrame) to the end of its input (`availableNow`), counting each
+    batch's rows in `foreachBatch`: (records/s, steady batches) by `steady_rate`."""
     with tempfile.TemporaryDirectory() as checkpoint:
         query = (stream.writeStream.foreachBatch(lambda df, _id: df.count())
                  .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
         query.awaitTermination()
         progress = query.recentProgress
-    spark.stop()
     batches = [{"batch_id": p["batchId"], "records": p["numInputRows"],
                 "end_ms": _iso_ms(p["timestamp"]) + p["durationMs"]["triggerExecution"]} for p in progress]
     return steady_rate(batches)

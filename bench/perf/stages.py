@@ -1,0 +1,192 @@
+"""Perf section "stages": where the topology's time goes, per record and per micro-batch.
+
+`python -m bench.perf --only stages`; needs the local stack (Kafka), as the pipeline section does.
+On the pipeline section's topic (2,000,000 COUNTRY_SKEW_R80 records, 10 partitions) it measures,
+at two batch sizes (`BATCHES`), the steady rate of:
+
+- three prefixes of the topology's query, each a Spark query in a fresh process that counts the
+  prefix's rows in `foreachBatch` (`PREFIXES`): `read` (the spout: the Kafka source and the
+  watermark; counting needs no column of the record, so Spark leaves out the spout's UTF-8 check),
+  `split` (plus the splitter: UTF-8 check, parse, explode, its observed metrics), `pack` (plus the
+  splitter task's Arrow round trip that packs the tuples for the grouping stage);
+- the whole topology: `bench run` with KEY at cost 0, W = S = P = 10, A = 1, as the pipeline
+  section runs it.
+
+A steady batch of B records takes B / rate(B) seconds. With two batch sizes that gives each
+query's cost as `fixed + B x per_record` (`batch_cost`): the per-batch cost (planning, scheduling,
+state store commits, task and Python worker start-up) and the per-record cost. The per-record cost
+bounds the rate at any batch size (`1 / per_record`: what an infinitely large batch would reach);
+the difference between consecutive prefixes is what each part of the pipeline adds.
+
+Spark runs the stages of a micro-batch one after the other (each waits for the shuffle before
+it), so a batch's time is the sum of its stages' times, and the whole topology cannot run faster
+than its `pack` prefix at the same batch size. The Storm peer (`bench.perf.peers`) runs its
+spout, splitter, worker and aggregator executors at the same time; docs/performance.md compares
+the two models with these figures.
+
+A prefix's figure is the median of `PREFIX_RUNS` runs, the topology's one run, per batch size
+(about 9 minutes in all). With 1,000,000-record batches the 2M topic has one steady batch, so a
+1M figure is one batch per run: the per-record costs move by 10-20 % between sections on this
+shared machine, and a difference between two neighbouring prefixes below that is noise.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from bench.perf import pipeline
+from bench.perf._harness import Row
+
+SECTION = "stages"
+BATCHES = (200_000, 1_000_000)
+"""The two batch sizes (maxOffsetsPerTrigger): the pipeline section's, and half its topic."""
+
+RUN_ID = "perf-stages"
+"""The prefix queries' run id: their spout also subscribes to `<run id>.control`, created empty."""
+
+PREFIXES = ("read", "split", "pack")
+"""Prefixes of the topology's query, in pipeline order (`prefix_frame`)."""
+
+PREFIX_RUNS = 3
+"""Runs of each prefix query per batch size, interleaved (read, split, pack, read, ...): each
+figure is their median. A prefix run takes 15-25 s, most of it the JVM's start; the topology's
+runs take about a minute each and are made once per batch size."""
+
+
+@dataclass(frozen=True)
+class BatchCost:
+    """A query's time per steady micro-batch as `fixed_ms + records x per_record_us`.
+
+    Attributes: fixed_ms: ms per batch whatever its size; per_record_us: µs per record (wall time,
+    on the whole machine).
+    """
+
+    fixed_ms: float
+    per_record_us: float
+
+    @property
+    def ceiling(self) -> float:
+        """records/s with no per-batch cost: the rate an unbounded batch tends to (inf if free)."""
+        return float("inf") if self.per_record_us <= 0 else 1e6 / self.per_record_us
+
+    def rate(self, batch: int) -> float:
+        """records/s at `batch` records per micro-batch."""
+        return batch / ((self.fixed_ms / 1e3) + batch * self.per_record_us / 1e6)
+
+
+def batch_cost(rates: dict[int, float]) -> BatchCost:
+    """The `BatchCost` through two measured points.
+
+    Args: rates: batch size (records) -> steady rate (records/s), exactly two sizes.
+    Returns: the line through the two (size, seconds per batch) points. A noisy pair may give a
+        negative fixed cost; it is returned as measured, not clipped.
+    Raises: ValueError: not exactly two distinct sizes, or a rate <= 0.
+    """
+    if len(rates) != 2 or any(rate <= 0 for rate in rates.values()):
+        raise ValueError(f"need two batch sizes with positive rates, got {rates}")
+    (small, small_rate), (large, large_rate) = sorted(rates.items())
+    if small == large:
+        raise ValueError("the two batch sizes must differ")
+    small_s, large_s = small / small_rate, large / large_rate
+    per_record_s = (large_s - small_s) / (large - small)
+    return BatchCost(fixed_ms=(small_s - small * per_record_s) * 1e3, per_record_us=per_record_s * 1e6)
+
+
+def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
+    """The streaming DataFrame of the topology's query up to `prefix` (`PREFIXES`), built by the
+    topology's own modules with the pipeline section's settings (S = 10)."""
+    from bench.topology import grouping_stage, splitter, spout
+    from bench.topology.config import TopologyConfig
+    from datasets import get_dataset
+
+    if prefix not in PREFIXES:
+        raise ValueError(f"unknown prefix {prefix!r}: one of {', '.join(PREFIXES)}")
+    config = TopologyConfig(run_id=RUN_ID, grouping="KEY", dataset=pipeline.DATASET,
+                            topic=topic, bootstrap_servers=bootstrap, checkpoint_dir=Path("unused"),
+                            results_dir=Path("unused"), splitters=pipeline.PARTITIONS,
+                            max_offsets_per_trigger=batch)
+    from bench.run import ensure_topics
+
+    ensure_topics(bootstrap, {config.control_topic: 1})  # the spout subscribes to it; it stays empty
+    frame = spout.read_kafka(spark, config)
+    if prefix == "read":
+        return frame
+    frame = splitter.split(frame, config, get_dataset(pipeline.DATASET, length=1).splitter_sql)
+    if prefix == "split":
+        return frame
+    return frame.mapInArrow(grouping_stage.pack, grouping_stage.PACKED_SCHEMA)
+
+
+def prefix_rate(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[float, int]:
+    """Steady rate of one prefix query (`availableNow`, rows counted in `foreachBatch`), in this
+    process: (records/s, steady batches), as `pipeline.steady_rate` computes it."""
+    from bench.topology.session import build_session
+
+    spark = build_session("local[*]", shuffle_partitions=pipeline.AGGREGATORS)
+    rate = pipeline.counting_rate(prefix_frame(spark, prefix, topic, bootstrap, batch))
+    spark.stop()
+    return rate
+
+
+def _prefix_rate_in_fresh_process(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[float, int]:
+    code = ("import json, sys; from bench.perf.stages import prefix_rate; "
+            "print(json.dumps(prefix_rate(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))))")
+    proc = subprocess.run([sys.executable, "-c", code, prefix, topic, bootstrap, str(batch)],
+                          capture_output=True, text=True, timeout=900)
+    if proc.returncode != 0:
+        raise RuntimeError(f"prefix query {prefix} failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
+    rate, batches = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(rate), int(batches)
+
+
+def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
+    """The section's rows from measured rates: query ("read", "split", "pack", "topology") ->
+    batch size -> records/s. One row per query: its rate at the larger batch size, with its
+    `BatchCost` and what it adds to the query before it in the note; `baseline_rate` is the
+    per-record ceiling of `read` (so `ratio` compares each query with reading the topic alone)."""
+    costs = {name: batch_cost(by_batch) for name, by_batch in rates.items()}
+    ceiling = costs["read"].ceiling
+    rows, before = [], None
+    for name, cost in costs.items():
+        small, large = sorted(rates[name])
+        added = "" if before is None else (
+            f"; adds {cost.fixed_ms - costs[before].fixed_ms:+.0f} ms/batch and "
+            f"{cost.per_record_us - costs[before].per_record_us:+.2f} µs/record to {before}")
+        rows.append(Row.measured(
+            SECTION, f"{name}: per-record ceiling", cost.ceiling, "records/s", ceiling,
+            note=(f"{cost.fixed_ms:.0f} ms/batch + {cost.per_record_us:.2f} µs/record; measured "
+                  f"{rates[name][small] / 1e3:.1f}k records/s at {small:,}, {rates[name][large] / 1e3:.1f}k at "
+                  f"{large:,}{added}")))
+        before = name
+    return rows
+
+
+def run() -> list[Row]:
+    """Measure the three prefixes (`PREFIX_RUNS` interleaved runs each) and the topology (one run) at
+    both batch sizes, then derive every query's per-batch and per-record cost."""
+    from bench.stack import StackConfig
+
+    bootstrap = StackConfig.from_env().bootstrap_servers
+    topic = f"perf.{pipeline.DATASET.lower()}.n{pipeline.TOPIC_RECORDS}.p{pipeline.PARTITIONS}"
+    pipeline._ensure_topic(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.TOPIC_RECORDS)
+    stamp = time.strftime("%Y%m%dT%H%M%S")
+    rates: dict[str, dict[int, float]] = {name: {} for name in (*PREFIXES, "topology")}
+    with tempfile.TemporaryDirectory() as tmp:
+        for batch in BATCHES:
+            runs: dict[str, list[float]] = {prefix: [] for prefix in PREFIXES}
+            for _ in range(PREFIX_RUNS):
+                for prefix in PREFIXES:
+                    runs[prefix].append(_prefix_rate_in_fresh_process(prefix, topic, bootstrap, batch)[0])
+            for prefix, measured in runs.items():
+                rates[prefix][batch] = statistics.median(measured)
+            _, batches = pipeline._bench_run(topic, bootstrap, Path(tmp), f"perf-stages-{stamp}-{batch}", "KEY",
+                                             master="local[*]", cost_ms=0.0, max_offsets=batch)
+            rates["topology"][batch] = pipeline.steady_rate(batches)[0]
+    return rows_of(rates)
