@@ -102,6 +102,7 @@ def batch_cost(rates: dict[int, float]) -> BatchCost:
 def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
     """The streaming DataFrame of the topology's query up to `prefix` (`PREFIXES`), built by the
     topology's own modules with the pipeline section's settings (S = 10)."""
+    from bench.run import ensure_topics
     from bench.topology import grouping_stage, splitter, spout
     from bench.topology.config import TopologyConfig
     from datasets import get_dataset
@@ -112,8 +113,6 @@ def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
                             topic=topic, bootstrap_servers=bootstrap, checkpoint_dir=Path("unused"),
                             results_dir=Path("unused"), splitters=pipeline.PARTITIONS,
                             max_offsets_per_trigger=batch)
-    from bench.run import ensure_topics
-
     ensure_topics(bootstrap, {config.control_topic: 1})  # the spout subscribes to it; it stays empty
     frame = spout.read_kafka(spark, config)
     if prefix == "read":
