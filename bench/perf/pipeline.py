@@ -123,12 +123,19 @@ def _bench_run(topic: str, bootstrap: str, results: Path, run_id: str, grouping:
 def _count_only_in_fresh_process(topic: str, bootstrap: str, max_offsets: int) -> tuple[float, int]:
     """One count-only run in a fresh Python process and JVM, like the topology's `bench run` (a JVM
     that ran the query before is warmer): (records/s, steady batches)."""
-    code = ("import json, sys; from bench.perf.pipeline import _count_only_rate; "
-            "print(json.dumps(_count_only_rate(sys.argv[1], sys.argv[2], int(sys.argv[3]))))")
-    proc = subprocess.run([sys.executable, "-c", code, topic, bootstrap, str(max_offsets)],
-                          capture_output=True, text=True, timeout=600)
+    return rate_in_fresh_process(__name__, "_count_only_rate", topic, bootstrap, max_offsets, timeout_s=600)
+
+
+def rate_in_fresh_process(module: str, function: str, *args, timeout_s: float = 900) -> tuple[float, int]:
+    """`module.function(*args)`, a query's `(records/s, steady batches)`, called in a fresh Python
+    process (and so a fresh JVM); `args` travel as JSON. Raises: RuntimeError with the process's
+    last output if it fails."""
+    code = (f"import json, sys; from {module} import {function}; "
+            f"print(json.dumps({function}(*json.loads(sys.argv[1]))))")
+    proc = subprocess.run([sys.executable, "-c", code, json.dumps(args)], capture_output=True, text=True,
+                          timeout=timeout_s)
     if proc.returncode != 0:
-        raise RuntimeError(f"count-only query failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
+        raise RuntimeError(f"{function}{args} failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
     rate, batches = json.loads(proc.stdout.strip().splitlines()[-1])
     return float(rate), int(batches)
 

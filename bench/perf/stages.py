@@ -32,10 +32,7 @@ shared machine, and a difference between two neighbouring prefixes below that is
 
 from __future__ import annotations
 
-import json
 import statistics
-import subprocess
-import sys
 import tempfile
 import time
 from dataclasses import dataclass
@@ -134,17 +131,6 @@ def prefix_rate(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[fl
     return rate
 
 
-def _prefix_rate_in_fresh_process(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[float, int]:
-    code = ("import json, sys; from bench.perf.stages import prefix_rate; "
-            "print(json.dumps(prefix_rate(sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]))))")
-    proc = subprocess.run([sys.executable, "-c", code, prefix, topic, bootstrap, str(batch)],
-                          capture_output=True, text=True, timeout=900)
-    if proc.returncode != 0:
-        raise RuntimeError(f"prefix query {prefix} failed:\n{proc.stdout[-1500:]}\n{proc.stderr[-1500:]}")
-    rate, batches = json.loads(proc.stdout.strip().splitlines()[-1])
-    return float(rate), int(batches)
-
-
 def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
     """The section's rows from measured rates: query ("read", "split", "pack", "topology") ->
     batch size -> records/s. One row per query: its rate at the larger batch size, with its
@@ -182,7 +168,8 @@ def run() -> list[Row]:
             runs: dict[str, list[float]] = {prefix: [] for prefix in PREFIXES}
             for _ in range(PREFIX_RUNS):
                 for prefix in PREFIXES:
-                    runs[prefix].append(_prefix_rate_in_fresh_process(prefix, topic, bootstrap, batch)[0])
+                    rate, _ = pipeline.rate_in_fresh_process(__name__, "prefix_rate", prefix, topic, bootstrap, batch)
+                    runs[prefix].append(rate)
             for prefix, measured in runs.items():
                 rates[prefix][batch] = statistics.median(measured)
             _, batches = pipeline._bench_run(topic, bootstrap, Path(tmp), f"perf-stages-{stamp}-{batch}", "KEY",
