@@ -3,20 +3,28 @@
 `python -m bench.perf --peers storm` (`make perf PEERS=storm`) adds this section after the others.
 Needs the local stack, Java 17 and Maven (it builds `bench/peers/storm` on first use; Maven resolves
 Apache Storm 2.8.3 from Maven Central). Everything runs at cost 0, W = S = P = 10, over the
-pipeline section's 2,000,000-record COUNTRY_SKEW_R80 topic (`bench.perf.pipeline`), in this order:
+pipeline section's 2,000,000-record COUNTRY_SKEW_R80 topic (`bench.perf.pipeline`).
 
-1. one count-only Spark query in a fresh process (`pipeline._count_only_in_fresh_process`): the
-   harness's ceiling on this machine, as in the pipeline section;
+The micro-batch size is a condition of the comparison: a Spark micro-batch pays a fixed cost
+(planning, a stage after another, state-store commits: about 1.3 s at cost 0, the stages section)
+that a larger batch spreads over more records, and pays for it in latency, while Storm has no
+batch. So the section measures at each of BATCHES (records per micro-batch, `maxOffsetsPerTrigger`),
+in this order, per batch size B:
+
+1. one count-only Spark query in a fresh process (`pipeline._count_only_in_fresh_process`) at B:
+   the harness's ceiling on this machine at that batch size, as in the pipeline section;
 2. for each of SHUFFLE, KEY, PARTIAL_KEY, DYNAMIC_KEY: one harness run (`pipeline._bench_run`,
-   `local[*]`, batches of 200,000, A = 1), its steady rate (`pipeline.steady_rate`: the records of
-   every batch after the first over the time from the end of the first batch to the end of the last
-   one with input), then right after it one Storm peer run of the same grouping on the same topic.
+   `local[*]`, batches of B, A = 1, exactly the pipeline section's KEY cost-0 run, for each grouping),
+   its steady rate (`pipeline.steady_rate`: the records of every batch after the first over the time
+   from the end of the first batch to the end of the last one with input), then right after it one
+   Storm peer run of the same grouping on the same topic.
 
 The Storm peer's rate (`bench/peers/storm`, `StormPeer`): tuples processed by the worker bolts
-after the first WARM_UP_FRACTION of them, over the time from the tuple that completes that fraction
-to the last tuple (one tuple per COUNTRY record, so tuples/s = records/s). 10 % is the share of the
-harness's first batch (200,000 of 2,000,000), which the harness leaves out the same way. The peer
-fails unless every record was read, every tuple processed and aggregated.
+after the first B / records of them (the share of the harness's first batch, which the harness
+leaves out the same way: 10 % at B = 200,000), over the time from the tuple that completes that
+share to the last tuple (one tuple per COUNTRY record, so tuples/s = records/s). Storm runs once per
+grouping and batch size, so that each ratio compares two runs made minutes apart over the same share
+of the topic. The peer fails unless every record was read, every tuple processed and aggregated.
 
 Loads: the peer feeds splitter p mod S from partition p, as the harness does, and each splitter
 owns one grouping instance on the Kafka-timestamp clock, so for every grouping the per-worker tuple
@@ -38,6 +46,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench.perf import stages
 from bench.perf._harness import Row
 
 SECTION = "peers"
@@ -50,8 +59,15 @@ GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
 STORM_DIR = Path(__file__).resolve().parents[1] / "peers" / "storm"
 """The Storm peer's Maven project."""
 
+BATCHES = stages.BATCHES
+"""Records per micro-batch the section compares at: the stages section's (the pipeline section's,
+and half the topic), whose per-batch and per-record costs explain the ratios. At 1,000,000 the
+harness has one steady batch (about 7 s at cost 0) and Storm's rate covers the topic's last
+1,000,000 tuples."""
+
 WARM_UP_FRACTION = 0.1
-"""Share of the tuples the Storm peer's rate leaves out: the harness's first batch (200,000 of 2M)."""
+"""Share of the tuples a Storm peer run leaves out by default: the harness's first batch at
+200,000 records of 2M. The section passes batch / records."""
 
 RESULT_PREFIX = "STORM_PEER_RESULT "
 """Start of the peer's last stdout line, followed by its JSON result."""
@@ -61,13 +77,16 @@ RESULT_PREFIX = "STORM_PEER_RESULT "
 class Comparison:
     """One grouping measured on both systems, same topic, same settings.
 
-    Attributes: grouping; harness_rate: records/s of the harness run (steady batches); storm_rate:
-        records/s of the Storm peer (after its warm-up fraction); count_only_rate: records/s of the
-        count-only Spark query of the same section; loads_equal: the peer's per-worker tuple counts
-        equal the harness run's (None when either is missing); note: free text.
+    Attributes: grouping; batch: records per harness micro-batch (`maxOffsetsPerTrigger`; the
+        Storm run left out the same share of its tuples); harness_rate: records/s of the harness run
+        (steady batches); storm_rate: records/s of the Storm peer (after its warm-up share);
+        count_only_rate: records/s of the count-only Spark query at the same batch size;
+        loads_equal: the peer's per-worker tuple counts equal the harness run's (None when either is
+        missing); note: free text.
     """
 
     grouping: str
+    batch: int
     harness_rate: float
     storm_rate: float
     count_only_rate: float
@@ -91,9 +110,11 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[Row]:
     rows: list[Row] = []
     for c in comparisons:
         loads = {True: "equal to the harness's", False: "DIFFER from the harness's", None: "not compared"}[c.loads_equal]
-        rows.append(Row.measured(SECTION, f"Storm peer {c.grouping}, cost 0", c.storm_rate, "records/s",
+        condition = f"cost 0, batch {c.batch:,}"
+        rows.append(Row.measured(SECTION, f"Storm peer {c.grouping}, {condition}", c.storm_rate, "records/s",
                                  note=f"per-worker loads {loads}"))
-        rows.append(Row.measured(SECTION, f"harness {c.grouping}, cost 0 (against Storm)", c.harness_rate, "records/s",
+        rows.append(Row.measured(SECTION, f"harness {c.grouping}, {condition} (against Storm)", c.harness_rate,
+                                 "records/s",
                                  c.storm_rate,
                                  note=f"harness/count-only {c.harness_over_count_only:.3f}"
                                       + (f"; {c.note}" if c.note else "")))
@@ -101,22 +122,26 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[Row]:
 
 
 def format_comparison(comparisons: Sequence[Comparison]) -> str:
-    """One line per grouping: harness rec/s, Storm rec/s, harness/Storm, harness/count-only, loads.
+    """One line per (batch size, grouping): batch, grouping, harness rec/s, Storm rec/s, harness/Storm,
+    harness/count-only, loads equal, in the order given.
 
-    Rates are rounded to whole records/s, ratios to 3 decimals; the count-only rate heads the table.
+    Rates are rounded to whole records/s, ratios to 3 decimals; the count-only rate of each batch
+    size heads the table.
     """
     if not comparisons:
         return "(no comparison)"
-    header = ("grouping", "harness rec/s", "Storm rec/s", "harness/Storm", "harness/count-only", "loads equal")
+    header = ("batch", "grouping", "harness rec/s", "Storm rec/s", "harness/Storm", "harness/count-only",
+              "loads equal")
     lines = [
-        (c.grouping, f"{c.harness_rate:,.0f}", f"{c.storm_rate:,.0f}", f"{c.harness_over_storm:.3f}",
+        (f"{c.batch:,}", c.grouping, f"{c.harness_rate:,.0f}", f"{c.storm_rate:,.0f}", f"{c.harness_over_storm:.3f}",
          f"{c.harness_over_count_only:.3f}", {True: "yes", False: "NO", None: "-"}[c.loads_equal])
         for c in comparisons
     ]
     widths = [max(len(str(x)) for x in col) for col in zip(header, *lines)]
     fmt = "  ".join(f"{{:<{w}}}" for w in widths)
-    counts = sorted({c.count_only_rate for c in comparisons})
-    out = [f"count-only Spark query: {', '.join(f'{r:,.0f}' for r in counts)} records/s",
+    counts = {c.batch: c.count_only_rate for c in comparisons}
+    out = ["count-only Spark query: "
+           + ", ".join(f"{rate:,.0f} records/s at batch {batch:,}" for batch, rate in counts.items()),
            fmt.format(*header), fmt.format(*("-" * w for w in widths))]
     out += [fmt.format(*line) for line in lines]
     return "\n".join(line.rstrip() for line in out)
@@ -173,16 +198,20 @@ def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, c
                    timeout_s: float = 900.0) -> dict:
     """One Storm peer run (a fresh JVM with a LocalCluster) over `topic` from its start, its spout's
     consumer with the harness's settings (`max.poll.records`, `fetch.max.wait.ms` of
-    `bench.topology.spout.CONSUMER_OPTIONS`); `extra` options come after them and win.
+    `bench.topology.spout.CONSUMER_OPTIONS`); `extra` options come after them and win. The JVM
+    gets the harness driver's heap and collector (`bench.topology.session.DRIVER_MEMORY`,
+    `DRIVER_JAVA_OPTIONS`): the parallel collector speeds both systems up alike (Storm's SHUFFLE
+    +5 to +13 % in three pairs of runs, 2026-11-26), so the ratio compares the systems, not a setting.
 
     Returns: the peer's JSON result (`steady_rate`, `worker_loads`, counts, `settings` ...).
     Raises: RuntimeError when the peer fails (a count does not match, no progress, or a crash),
         with its last output lines.
     """
+    from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
     from bench.topology.spout import CONSUMER_OPTIONS
 
     classpath = ":".join(str(p) for p in build_storm_peer(quiet=True))
-    cmd = ["java", "-cp", classpath, "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
+    cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath, "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
            "--topic", topic, "--records", str(records), "--grouping", grouping, "--cost-ms", str(cost_ms),
            "--warm-up-fraction", str(warm_up_fraction),
            "--max-poll-records", CONSUMER_OPTIONS["kafka.max.poll.records"],
@@ -199,30 +228,41 @@ def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, c
 
 
 # -- the section -----------------------------------------------------------------------------------
-def compare(bootstrap: str, topic: str, records: int, batch: int, groupings: Sequence[str] = GROUPINGS,
-            log=print) -> list[Comparison]:
-    """Count-only once, then per grouping a harness run and right after it a Storm peer run, all at
-    cost 0 on `topic` (which must hold `records` records); see the module docstring."""
+def compare(bootstrap: str, topic: str, records: int, batches: Sequence[int] = BATCHES,
+            groupings: Sequence[str] = GROUPINGS, log=print) -> list[Comparison]:
+    """Per batch size: count-only once, then per grouping a harness run and right after it a Storm
+    peer run that leaves out the same share of the topic, all at cost 0 on `topic` (which must hold
+    `records` records); see the module docstring.
+
+    Raises: ValueError when a batch size leaves the harness fewer than two batches with input
+        (no steady batch); RuntimeError when a harness or Storm run fails.
+    """
     from bench.perf import pipeline
 
+    too_large = [b for b in batches if not 0 < b <= records // 2]
+    if too_large:
+        raise ValueError(f"batch sizes {too_large} leave no steady batch in {records:,} records "
+                         f"(at most {records // 2:,})")
     build_storm_peer()
-    count_only, _ = pipeline._count_only_in_fresh_process(topic, bootstrap, batch)
-    log(f"  count-only: {count_only:,.0f} records/s")
     stamp = time.strftime("%Y%m%dT%H%M%S")
     out = []
     with tempfile.TemporaryDirectory() as tmp:
-        for grouping in groupings:
-            summary, batches = pipeline._bench_run(topic, bootstrap, Path(tmp), f"perf-peers-{grouping.lower()}-{stamp}",
-                                                   grouping, master="local[*]", cost_ms=0.0, max_offsets=batch)
-            harness, steady_batches = pipeline.steady_rate(batches)
-            storm = run_storm_peer(bootstrap, topic, records, grouping)
-            harness_loads = (summary.get("exact") or {}).get("worker_loads")
-            equal = None if harness_loads is None else [int(x) for x in harness_loads] == storm["worker_loads"]
-            log(f"  {grouping}: harness {harness:,.0f}, Storm {storm['steady_rate']:,.0f} records/s; "
-                f"Storm loads {storm['worker_loads']}")
-            out.append(Comparison(grouping, harness, float(storm["steady_rate"]), count_only, equal,
-                                  note=f"harness {steady_batches} steady batches, status {summary['status']}; "
-                                       f"Storm {storm['steady_seconds']:.1f} s steady"))
+        for batch in batches:
+            count_only, _ = pipeline._count_only_in_fresh_process(topic, bootstrap, batch)
+            log(f"  batch {batch:,}: count-only {count_only:,.0f} records/s")
+            for grouping in groupings:
+                run_id = f"perf-peers-{grouping.lower()}-b{batch}-{stamp}"
+                summary, harness_batches = pipeline._bench_run(topic, bootstrap, Path(tmp), run_id, grouping,
+                                                               master="local[*]", cost_ms=0.0, max_offsets=batch)
+                harness, steady_batches = pipeline.steady_rate(harness_batches)
+                storm = run_storm_peer(bootstrap, topic, records, grouping, warm_up_fraction=batch / records)
+                harness_loads = (summary.get("exact") or {}).get("worker_loads")
+                equal = None if harness_loads is None else [int(x) for x in harness_loads] == storm["worker_loads"]
+                log(f"  batch {batch:,} {grouping}: harness {harness:,.0f}, Storm {storm['steady_rate']:,.0f} "
+                    f"records/s; Storm loads {storm['worker_loads']}")
+                out.append(Comparison(grouping, batch, harness, float(storm["steady_rate"]), count_only, equal,
+                                      note=f"harness {steady_batches} steady batches, status {summary['status']}; "
+                                           f"Storm {storm['steady_seconds']:.1f} s steady"))
     return out
 
 
@@ -234,6 +274,6 @@ def run() -> list[Row]:
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{pipeline.DATASET.lower()}.n{pipeline.TOPIC_RECORDS}.p{pipeline.PARTITIONS}"
     pipeline._ensure_topic(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.TOPIC_RECORDS)
-    comparisons = compare(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.BATCH)
+    comparisons = compare(bootstrap, topic, pipeline.TOPIC_RECORDS)
     print(format_comparison(comparisons))
     return comparison_rows(comparisons)

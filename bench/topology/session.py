@@ -11,6 +11,9 @@ import sys
 from pathlib import Path
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
+DRIVER_MEMORY = "4g"
+DRIVER_JAVA_OPTIONS = "-XX:+UseParallelGC"
+"""The driver JVM's heap and collector (`session_conf`); the Storm peer's JVM gets the same."""
 FILE_SYSTEM_CHECKPOINT_MANAGER = \
     "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 
@@ -40,6 +43,13 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
       "worker w is exactly one task".
     - PySpark's worker daemon replaced by `bench.topology.daemon`, which imports the workers'
       libraries before it forks them (about 1.1 s of CPU saved per new worker: see that module).
+    - The driver JVM (in local mode also the executor) with a heap of DRIVER_MEMORY and the parallel
+      garbage collector (DRIVER_JAVA_OPTIONS) instead of Spark's 1 GiB and the JVM's default G1:
+      a micro-batch allocates its records' rows, Arrow buffers and shuffle blocks and drops them
+      at its end, the pattern a throughput collector is made for. Cost-0 SHUFFLE over the perf
+      topic, 200,000-record batches, three interleaved runs each (2026-11-26, load average 2.5-3.4):
+      68,900 records/s median with both defaults, 72,000 with 4 GiB, 73,100 with the parallel
+      collector, 76,200 with both (wall time of the run 70.6 -> 65.8 s).
     - Arrow batches to Python workers bounded by their row count only
       (`spark.sql.execution.arrow.maxRecordsPerBatch`, 10,000): with a byte bound (Spark's default,
       `maxBytesPerBatch`), the JVM recomputes the size of the Arrow batch after every row it writes.
@@ -49,6 +59,8 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
     conf = {
         "spark.master": master,
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
+        "spark.driver.memory": DRIVER_MEMORY,
+        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
         "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.streaming.checkpointFileManagerClass": FILE_SYSTEM_CHECKPOINT_MANAGER,

@@ -8,7 +8,7 @@ from bench.perf.peers import Comparison, comparison_rows, format_comparison, par
 
 
 def _cmp(**kw):
-    base = dict(grouping="KEY", harness_rate=100_000.0, storm_rate=400_000.0, count_only_rate=320_000.0,
+    base = dict(grouping="KEY", batch=200_000, harness_rate=100_000.0, storm_rate=400_000.0, count_only_rate=320_000.0,
                 loads_equal=True)
     return Comparison(**{**base, **kw})
 
@@ -21,23 +21,34 @@ def test_ratios_are_harness_over_storm_and_over_count_only():
 
 def test_rows_carry_storm_as_the_harness_baseline():
     storm_row, harness_row = comparison_rows([_cmp(note="2 steady batches")])
-    assert storm_row.case == "Storm peer KEY, cost 0" and storm_row.rate == 400_000.0 and storm_row.ratio is None
+    assert storm_row.case == "Storm peer KEY, cost 0, batch 200,000" and storm_row.rate == 400_000.0 and storm_row.ratio is None
     assert "equal to the harness's" in storm_row.note
     assert harness_row.baseline_rate == 400_000.0
     assert harness_row.ratio == pytest.approx(0.25)
     assert "harness/count-only 0.312" in harness_row.note and "2 steady batches" in harness_row.note
 
 
-def test_table_has_one_line_per_grouping_with_both_ratios():
+def test_table_has_one_line_per_batch_size_and_grouping_with_both_ratios():
     text = format_comparison([_cmp(), _cmp(grouping="DYNAMIC_KEY", harness_rate=80_000.0, storm_rate=200_000.0,
-                                           loads_equal=False)])
+                                           loads_equal=False),
+                              _cmp(batch=1_000_000, harness_rate=150_000.0, count_only_rate=600_000.0)])
     lines = text.splitlines()
-    assert lines[0] == "count-only Spark query: 320,000 records/s"
-    assert lines[1].split() == ["grouping", "harness", "rec/s", "Storm", "rec/s", "harness/Storm",
+    assert lines[0] == ("count-only Spark query: 320,000 records/s at batch 200,000, "
+                        "600,000 records/s at batch 1,000,000")
+    assert lines[1].split() == ["batch", "grouping", "harness", "rec/s", "Storm", "rec/s", "harness/Storm",
                                 "harness/count-only", "loads", "equal"]
-    assert lines[3].split() == ["KEY", "100,000", "400,000", "0.250", "0.312", "yes"]
-    assert lines[4].split() == ["DYNAMIC_KEY", "80,000", "200,000", "0.400", "0.250", "NO"]
+    assert lines[3].split() == ["200,000", "KEY", "100,000", "400,000", "0.250", "0.312", "yes"]
+    assert lines[4].split() == ["200,000", "DYNAMIC_KEY", "80,000", "200,000", "0.400", "0.250", "NO"]
+    assert lines[5].split() == ["1,000,000", "KEY", "150,000", "400,000", "0.375", "0.250", "yes"]
     assert format_comparison([]) == "(no comparison)"
+
+
+def test_a_batch_size_without_a_steady_batch_is_refused_before_any_run(monkeypatch):
+    from bench.perf import peers
+
+    monkeypatch.setattr(peers, "build_storm_peer", lambda: pytest.fail("nothing may run"))
+    with pytest.raises(ValueError, match=r"batch sizes \[1500000\] leave no steady batch in 2,000,000 records"):
+        peers.compare("127.0.0.1:1", "t", 2_000_000, batches=(200_000, 1_500_000))
 
 
 def test_peer_output_is_read_from_its_last_result_line():
@@ -53,10 +64,11 @@ def test_runner_runs_the_peers_section_after_the_named_ones(monkeypatch, capsys)
 
     calls = []
     monkeypatch.setattr(pipeline, "_ensure_topic", lambda *a: calls.append(("topic", a[1], a[2])))
-    monkeypatch.setattr(peers, "compare", lambda bootstrap, topic, records, batch: [_cmp()])
+    monkeypatch.setattr(peers, "compare", lambda bootstrap, topic, records: [_cmp()])
     monkeypatch.setattr(runner, "SECTIONS", ())  # no other section: only what --peers adds
     assert runner.main(["--peers", "storm", "--no-save"]) == 0
     out = capsys.readouterr().out
     assert calls == [("topic", "perf.country_skew_r80.n2000000.p10", 2_000_000)]
     assert "== peers ==" in out
-    assert any(line.split() == ["KEY", "100,000", "400,000", "0.250", "0.312", "yes"] for line in out.splitlines())
+    assert any(line.split() == ["200,000", "KEY", "100,000", "400,000", "0.250", "0.312", "yes"]
+               for line in out.splitlines())
