@@ -114,8 +114,7 @@ def comparison_rows(comparisons: Sequence[Comparison]) -> list[Row]:
         rows.append(Row.measured(SECTION, f"Storm peer {c.grouping}, {condition}", c.storm_rate, "records/s",
                                  note=f"per-worker loads {loads}"))
         rows.append(Row.measured(SECTION, f"harness {c.grouping}, {condition} (against Storm)", c.harness_rate,
-                                 "records/s",
-                                 c.storm_rate,
+                                 "records/s", c.storm_rate,
                                  note=f"harness/count-only {c.harness_over_count_only:.3f}"
                                       + (f"; {c.note}" if c.note else "")))
     return rows
@@ -211,7 +210,8 @@ def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, c
     from bench.topology.spout import CONSUMER_OPTIONS
 
     classpath = ":".join(str(p) for p in build_storm_peer(quiet=True))
-    cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath, "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
+    cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath,
+           "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
            "--topic", topic, "--records", str(records), "--grouping", grouping, "--cost-ms", str(cost_ms),
            "--warm-up-fraction", str(warm_up_fraction),
            "--max-poll-records", CONSUMER_OPTIONS["kafka.max.poll.records"],

@@ -8,8 +8,8 @@ from bench.perf.peers import Comparison, comparison_rows, format_comparison, par
 
 
 def _cmp(**kw):
-    base = dict(grouping="KEY", batch=200_000, harness_rate=100_000.0, storm_rate=400_000.0, count_only_rate=320_000.0,
-                loads_equal=True)
+    base = dict(grouping="KEY", batch=200_000, harness_rate=100_000.0, storm_rate=400_000.0,
+                count_only_rate=320_000.0, loads_equal=True)
     return Comparison(**{**base, **kw})
 
 
@@ -21,7 +21,8 @@ def test_ratios_are_harness_over_storm_and_over_count_only():
 
 def test_rows_carry_storm_as_the_harness_baseline():
     storm_row, harness_row = comparison_rows([_cmp(note="2 steady batches")])
-    assert storm_row.case == "Storm peer KEY, cost 0, batch 200,000" and storm_row.rate == 400_000.0 and storm_row.ratio is None
+    assert storm_row.case == "Storm peer KEY, cost 0, batch 200,000"
+    assert storm_row.rate == 400_000.0 and storm_row.ratio is None
     assert "equal to the harness's" in storm_row.note
     assert harness_row.baseline_rate == 400_000.0
     assert harness_row.ratio == pytest.approx(0.25)
