@@ -1,0 +1,97 @@
+"""The structure ARCHITECTURE.md promises, checked on the source: import layers and no cycles
+(import-linter's contracts in pyproject.toml), project imports at the top of their modules, and
+functions and modules short enough to read.
+
+The limits below are the ones issue 36 set; a change that breaks one says where, with the figure."""
+
+from __future__ import annotations
+
+import ast
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("bench", "groupings", "datasets", "producers", "dashboards")
+LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
+
+MAX_FUNCTION_LINES = 80
+"""The longest function allowed, in lines from `def` to its last line (decorators excluded)."""
+MAX_RUN_MODULE_LINES = 400
+KERNELS = {Path("groupings/_kernels.py")}
+"""numba kernels: one loop each, kept whole so that numba compiles it as one function."""
+DEFERRED = "# deferred:"
+"""The comment that an import inside a function carries, on its line or the line above its block."""
+
+
+def source_files() -> list[Path]:
+    """Every Python module of the project's packages, relative to the repository root."""
+    return sorted(p.relative_to(REPO_ROOT) for pkg in PACKAGES for p in (REPO_ROOT / pkg).rglob("*.py")
+                  if "peers" not in p.parts)
+
+
+def functions(tree: ast.AST):
+    return [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)]
+
+
+def lint_imports(root: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([str(LINT_IMPORTS), "--no-cache", "--config", str(root / "pyproject.toml")],
+                          cwd=root, capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(root)})
+
+
+def test_import_contracts_hold():
+    result = lint_imports(REPO_ROOT)
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
+    assert "0 broken" in result.stdout
+
+
+def test_import_contracts_catch_a_cycle(tmp_path):
+    """The contracts are not vacuous: a copy of the source with one upward import (the pure groupings
+    package importing the run) breaks them."""
+    for pkg in PACKAGES:
+        shutil.copytree(REPO_ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__", "peers"))
+    shutil.copy(REPO_ROOT / "pyproject.toml", tmp_path)
+    shuffle = tmp_path / "groupings" / "shuffle.py"
+    shuffle.write_text(shuffle.read_text() + "\nimport bench.run  # an upward import, on purpose\n")
+    result = lint_imports(tmp_path)
+    assert result.returncode != 0
+    assert "groupings.shuffle -> bench.run" in result.stdout
+    assert "No import cycles between the modules of any package BROKEN" in result.stdout
+
+
+def test_imports_inside_functions_say_why():
+    """An import inside a function is for a heavy or optional dependency, and says so."""
+    silent = []
+    for path in source_files():
+        lines = (REPO_ROOT / path).read_text().splitlines()
+        for fn in functions(ast.parse("\n".join(lines))):
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Import | ast.ImportFrom) and not _says_why(lines, node.lineno):
+                    silent.append(f"{path}:{node.lineno}: {lines[node.lineno - 1].strip()}")
+    assert not silent, f"{len(silent)} imports inside functions without a '{DEFERRED}' comment:\n" + "\n".join(silent)
+
+
+def _says_why(lines: list[str], lineno: int) -> bool:
+    """Whether line `lineno` (1-based) or the comment above its block of imports says `# deferred:`."""
+    i = lineno - 1
+    if DEFERRED in lines[i]:
+        return True
+    while i > 0 and lines[i - 1].strip().startswith(("import ", "from ")):
+        i -= 1
+    return i > 0 and lines[i - 1].strip().startswith(DEFERRED)
+
+
+def test_functions_are_short():
+    long = sorted(((fn.end_lineno - fn.lineno + 1, f"{path}:{fn.lineno} {fn.name}")
+                   for path in source_files() if path not in KERNELS
+                   for fn in functions(ast.parse((REPO_ROOT / path).read_text()))), reverse=True)
+    assert long[0][0] < MAX_FUNCTION_LINES, [f for f in long if f[0] >= MAX_FUNCTION_LINES]
+
+
+def test_run_modules_are_short():
+    sizes = {p.name: len(p.read_text().splitlines()) for p in (REPO_ROOT / "bench" / "run").glob("*.py")}
+    assert sizes, "bench/run is a package"
+    assert max(sizes.values()) <= MAX_RUN_MODULE_LINES, sizes
