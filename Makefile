@@ -136,7 +136,7 @@ rescale: $(STAMP)
 # The four rescale protocols on Spark (HANDOFF with batch 1 and 64) x VNODE, KEY_GROUP on one recorded topic, 3 runs each,
 # beside the simulator's five cells on the same topic (docs/rescaling.md, "make rescale-bench").
 rescale-bench: up
-	$(PY) -m bench.rescale.spark_bench $(ARGS)
+	$(PY) -m bench.perf.rescale_bench $(ARGS)
 
 clean: down
 	rm -rf .stack

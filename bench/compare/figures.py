@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from bench.compare.table import metric_name
@@ -21,8 +22,6 @@ _SIZE = (8.0, 4.2)
 
 def colours(labels) -> dict[str, tuple]:
     """A stable colour per label (tab10 in sorted order)."""
-    from matplotlib import colormaps
-
     cmap = colormaps["tab10"]
     return {label: cmap(i % 10) for i, label in enumerate(sorted(set(labels)))}
 

@@ -10,6 +10,7 @@ Chromium is Debian's `chromium` package (`scripts/install-debian-packages.sh` in
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import subprocess
@@ -29,8 +30,6 @@ _EXPECTED = re.compile(r'<meta name="bench-figures" content="(\d+)"')
 
 def find_chromium() -> str | None:
     """Path of a Chromium binary (`BENCH_CHROMIUM`, chromium, chromium-browser), or None."""
-    import os
-
     for name in (os.environ.get("BENCH_CHROMIUM"), "chromium", "chromium-browser"):
         if name and (path := shutil.which(name)):
             return path

@@ -16,7 +16,10 @@ from pathlib import Path
 
 import numpy as np
 import pandas as pd
+from matplotlib import colormaps
 from matplotlib.figure import Figure
+
+from bench.observer.batches import journal_batches
 
 ROUTING_ORDER = ("KEY", "KEY_GROUP", "VNODE")
 _LATENCY = "latency_ms_max"
@@ -82,8 +85,6 @@ def stream_ticks(ticks: pd.DataFrame, path: str | Path, tick_ms: float | None) -
     - `latency_ms_max` (ms): the tick's `latency_max_ms`, the worst processing latency of its batches
       (NaN on a recorded topic, whose Kafka timestamps give the topic's age, not a latency).
     """
-    from bench.observer.observer import journal_batches
-
     out = ticks.sort_values("time_ms").copy()
     out["latency_ms_max"] = (pd.to_numeric(out["latency_max_ms"], errors="coerce") if "latency_max_ms" in out.columns
                              else np.nan)
@@ -120,8 +121,6 @@ def with_stream_ticks(metrics: pd.DataFrame, events: pd.DataFrame) -> pd.DataFra
 
 def _tick_ms_of(path: str | Path) -> float | None:
     """The observer's tick (ms) of a stream run, from its run.json (`observer_tick_s`)."""
-    import json
-
     try:
         seconds = json.loads((Path(path) / "run.json").read_text())["config"].get("observer_tick_s")
     except (OSError, ValueError, KeyError):
@@ -158,8 +157,6 @@ def _routings(events: pd.DataFrame) -> list[str]:
 
 
 def _palette(routings) -> dict:
-    from matplotlib import colormaps
-
     cmap = colormaps["tab10"]
     return {r: cmap(i) for i, r in enumerate(routings)}
 

@@ -77,6 +77,7 @@ class SampleComparison:
 
 def compare_samples(a: npt.ArrayLike, b: npt.ArrayLike, alpha: float = ALPHA) -> SampleComparison:
     """Two-sided Mann-Whitney U test of samples a and b with the verdict rule of this module."""
+    # deferred: scipy.stats takes about 1 s to import; only a comparison with repetitions tests
     from scipy.stats import mannwhitneyu
 
     xa = np.asarray(a, dtype=float)

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import json
 
+from confluent_kafka import Producer
+
 from bench.logs import KAFKA_LOGGER
 
 
 class DistributionTopic:
     def __init__(self, bootstrap_servers: str, topic: str, run_id: str):
-        from confluent_kafka import Producer
-
         self.topic = topic
         self.run_id = run_id
         self.sent = 0

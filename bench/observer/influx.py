@@ -11,11 +11,16 @@ InfluxDB 1.8 serves the v2 write API with token `user:password` (empty: no auth)
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
-from bench.observer.influx_schema import row_points
+import pandas as pd
+
+from bench.observer.influx_schema import RUN_TAGS, row_points, run_rescale_points
+from bench.stack import StackConfig
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +44,7 @@ def one_line(exception: BaseException, limit: int = 240) -> str:
 
 
 def _point(measurement: str, tags: Mapping, fields: Mapping, time_ms: int):
+    # deferred: influxdb_client takes 0.5-0.8 s to import; the simulator and --no-influx runs never write
     from influxdb_client import Point, WritePrecision
 
     point = Point(measurement).time(time_ms, WritePrecision.MS)
@@ -54,6 +60,7 @@ class InfluxWriter:
                  bucket: str | None = None, flush_interval_ms: int = 1000, timeout_ms: int = 5000):
         """Args: url: InfluxDB base URL; database: 1.8 database (bucket `<database>/autogen` unless
         `bucket` is given, e.g. for InfluxDB 2.x); tags: added to every point; token, org: 2.x auth."""
+        # deferred: influxdb_client takes 0.5-0.8 s to import; the simulator and --no-influx runs never write
         from influxdb_client import InfluxDBClient
         from influxdb_client.client.write_api import WriteOptions
 
@@ -156,6 +163,7 @@ class InfluxWriter:
 
 def write_rows(client, bucket: str, rows: Iterable[Mapping], tags: Mapping[str, str], chunk: int = 5000) -> int:
     """Write the points of `rows` with a synchronous writer, `chunk` points a request; returns the count."""
+    # deferred: influxdb_client takes 0.5-0.8 s to import; the simulator and --no-influx runs never write
     from influxdb_client.client.write_api import SYNCHRONOUS
 
     api = client.write_api(write_options=SYNCHRONOUS)
@@ -177,6 +185,7 @@ def write_points(url: str, database: str, points: Iterable[tuple[str, Mapping, M
     """Write `(measurement, tags, fields, time_ms)` points synchronously (for measurements outside a
     run's ticks, e.g. `capacity_step`); the caller fixes each field's type. Returns the count.
     Raises: the client's exception if InfluxDB refuses or does not answer."""
+    # deferred: influxdb_client takes 0.5-0.8 s to import; the simulator and --no-influx runs never write
     from influxdb_client import InfluxDBClient
     from influxdb_client.client.write_api import SYNCHRONOUS
 
@@ -186,62 +195,16 @@ def write_points(url: str, database: str, points: Iterable[tuple[str, Mapping, M
     return len(records)
 
 
-def run_rescale_points(run: Mapping, summary: Mapping | None,
-                       metrics_time_ms: Iterable[int]) -> list[tuple[str, dict, dict, int]]:
-    """`(measurement, tags, fields, time_ms)` of a run record's `rescale` points, one per event of
-    summary.json `rescale.events`, with the tags and timestamps the run gave them when it wrote them
-    live (so that writing them again leaves one point each):
-
-    - a stream run (`bench run --rescale`, bench/run.py): the run's tags (`run_id`, `grouping`,
-      `dataset`, `workers` from run.json `config`) and the point at the stop, `stop_wall_ms` (epoch
-      ms, the driver's wall clock; bench/rescale/figures.py `influx_points`);
-    - a simulate run (`bench simulate --rescale`, bench/simulate/runner.py): tags `run_id`,
-      `grouping`, `dataset`, `mode=simulate`, the point at the event's start on the tuples' clock,
-      the first tuple's Kafka/event timestamp (epoch ms) plus `started_ms`. That first timestamp is
-      not in the record as such: the simulator's first tick holds the first tuple and ends one
-      tick after it (bench/simulate/engine.py `timeline`), so it is the first tick's `time_ms`
-      minus run.json `config.tick_ms`.
-
-    Args: run: run.json; summary: summary.json (None: a run that did not finish, no points);
-        metrics_time_ms: the `time_ms` of metrics.parquet's rows (epoch ms).
-    Each tag set adds `protocol`, `routing`, `event` (`influx_schema.rescale_point`).
-    """
-    events = ((summary or {}).get("rescale") or {}).get("events") or []
-    if not events:
-        return []
-    config = run["config"]
-    if run.get("mode") == "simulate":
-        from bench.simulate.rescale_figures import influx_points
-
-        times = list(metrics_time_ms)
-        if not times or not config.get("tick_ms"):
-            return []
-        t_first_ms = int(min(times)) - int(config["tick_ms"])
-        tags = {"run_id": run["run_id"], "grouping": summary["grouping"], "dataset": summary["dataset"],
-                "mode": "simulate"}
-        return [(m, {**tags, **t}, fields, time_ms) for m, fields, time_ms, t in influx_points(events, t_first_ms)]
-    from bench.observer.influx_schema import RUN_TAGS
-    from bench.rescale.figures import influx_points
-
-    tags = {k: str(config[k]) for k in RUN_TAGS}
-    return [(m, {**tags, **t}, fields, time_ms) for m, t, fields, time_ms in influx_points(events)]
-
-
 def backfill_run(run_dir, url: str | None = None, database: str | None = None, *, token: str = "",
                  org: str = "-", bucket: str | None = None) -> int:
     """Write a run record's points to InfluxDB again, as the run wrote them live: every tick of a
     stream run (`<run_dir>/metrics.parquet`, with the run's tags from `run.json`) and the `rescale`
-    point of each event of a rescale run (stream or simulate: `run_rescale_points`; a simulate run
-    writes no ticks to InfluxDB, so none are backfilled). Same timestamps and tags: a second backfill
+    point of each event of a rescale run (stream or simulate: `influx_schema.run_rescale_points`; a
+    simulate run writes no ticks to InfluxDB, so none are backfilled). Same timestamps and tags: a second backfill
     leaves one point each. The URL and database default to the run's own, then the local stack's.
     Returns the number of points. Raises FileNotFoundError (no run record) or the client's error."""
-    import json
-    from pathlib import Path
-
-    import pandas as pd
+    # deferred: influxdb_client takes 0.5-0.8 s to import; the simulator and --no-influx runs never write
     from influxdb_client import InfluxDBClient
-
-    from bench.observer.influx_schema import RUN_TAGS
 
     run_dir = Path(run_dir)
     run = json.loads((run_dir / "run.json").read_text())
@@ -250,8 +213,6 @@ def backfill_run(run_dir, url: str | None = None, database: str | None = None, *
     summary_path = run_dir / "summary.json"
     summary = json.loads(summary_path.read_text()) if summary_path.is_file() else None
     if url is None or database is None:
-        from bench.stack import StackConfig
-
         stack = StackConfig.from_env()
         url = url or config.get("influx_url") or stack.influx_url
         database = database or stack.influx_database

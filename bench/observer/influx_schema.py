@@ -13,7 +13,7 @@ live run, so a backfill is idempotent (InfluxDB keeps one point per series and t
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 
 OBSERVER = "observer"
 WORKER_LOAD = "worker_load"
@@ -125,3 +125,54 @@ def rescale_point(event: Mapping, time_ms: int) -> tuple[str, dict, dict, int]:
         f"{event.get('moved_keys', '-')} keys moved")
     tags = {k: str(event[k]) for k in RESCALE_TAGS}
     return RESCALE, tags, fields, int(time_ms)
+
+
+def rescale_points(events: Iterable[Mapping], t_first_ms: int | None = None) -> list[tuple[str, dict, dict, int]]:
+    """`(measurement, tags, fields, time_ms)` of each rescale event (`rescale_point`; the caller
+    adds the run's tags), for `bench.observer.influx.write_points` or `InfluxWriter.write_point`.
+    One point function, two clocks:
+
+    - a simulate run (`t_first_ms` given: the first tuple's Kafka/event timestamp, epoch ms): the
+      point at the event's start on the tuples' clock, `t_first_ms + started_ms`;
+    - a Spark run (`t_first_ms` None): the point at the stop on the driver's wall clock,
+      `stop_wall_ms` (epoch ms); an event the driver has not stopped for has no point.
+    """
+    if t_first_ms is not None:
+        return [rescale_point(e, int(t_first_ms + e["started_ms"])) for e in events]
+    return [rescale_point(e, int(e["stop_wall_ms"])) for e in events if e.get("stop_wall_ms") is not None]
+
+
+def run_rescale_points(run: Mapping, summary: Mapping | None,
+                       metrics_time_ms: Iterable[int]) -> list[tuple[str, dict, dict, int]]:
+    """`(measurement, tags, fields, time_ms)` of a run record's `rescale` points, one per event of
+    summary.json `rescale.events`, with the tags and timestamps the run gave them when it wrote them
+    live (so that writing them again leaves one point each):
+
+    - a stream run (`bench run --rescale`): the run's tags (`RUN_TAGS` from run.json `config`) and
+      the point at the stop, `stop_wall_ms` (epoch ms, the driver's wall clock;
+      bench/rescale/figures.py `write_influx`);
+    - a simulate run (`bench simulate --rescale`, bench/simulate/runner.py): tags `run_id`,
+      `grouping`, `dataset`, `mode=simulate`, the point at the event's start on the tuples' clock,
+      the first tuple's Kafka/event timestamp (epoch ms) plus `started_ms`. That first timestamp is
+      not in the record as such: the simulator's first tick holds the first tuple and ends one
+      tick after it (bench/simulate/engine.py `timeline`), so it is the first tick's `time_ms`
+      minus run.json `config.tick_ms`.
+
+    Args: run: run.json; summary: summary.json (None: a run that did not finish, no points);
+        metrics_time_ms: the `time_ms` of metrics.parquet's rows (epoch ms).
+    Each tag set adds `protocol`, `routing`, `event` (`rescale_point`).
+    """
+    events = ((summary or {}).get("rescale") or {}).get("events") or []
+    if not events:
+        return []
+    config = run["config"]
+    if run.get("mode") == "simulate":
+        times = list(metrics_time_ms)
+        if not times or not config.get("tick_ms"):
+            return []
+        t_first_ms = int(min(times)) - int(config["tick_ms"])
+        tags = {"run_id": run["run_id"], "grouping": summary["grouping"], "dataset": summary["dataset"],
+                "mode": "simulate"}
+        return [(m, {**tags, **t}, fields, time_ms) for m, t, fields, time_ms in rescale_points(events, t_first_ms)]
+    tags = {k: str(config[k]) for k in RUN_TAGS}
+    return [(m, {**tags, **t}, fields, time_ms) for m, t, fields, time_ms in rescale_points(events)]

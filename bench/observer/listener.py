@@ -48,6 +48,7 @@ class ProgressListener:
     # -- registration -------------------------------------------------------------------------------
     def attach(self, spark) -> None:
         """Register with `spark`'s streaming query manager (a classic, non-Connect session)."""
+        # deferred: pyspark takes about 1 s to import; the listener is unit-tested without a Spark session
         from pyspark.java_gateway import ensure_callback_server_started
 
         gateway = spark.sparkContext._gateway

@@ -27,17 +27,15 @@ from __future__ import annotations
 import json
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
-from bench import metrics
+from bench import latency, metrics
+from bench.observer.batches import batch_figures, journal_batches
 from bench.topology.grouping_stage import timestamps_ms
 from bench.topology.sink import read_batches
-from bench.topology.splitter import SPLIT_TUPLES_METRICS, SPLITTER_METRICS
-from bench.topology.worker import WORKER_METRICS
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
@@ -52,110 +50,14 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
     return float(values[order][min(idx, values.size - 1)])
 
 
-def _iso_ms(text: str) -> int:
-    return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
+def overlaps(spans: list[tuple[int, int | None]], lo_ms: int, hi_ms: int) -> bool:
+    """Whether a rescale span overlaps the tick interval (lo_ms, hi_ms] (an open span: until now).
 
-def routed_figures(summaries: list[str], workers: int) -> tuple[list[int], list[int], list[tuple[str, int]]]:
-    """The per-batch loads, tuples (length W each) and sorted distinct (key, worker) pairs from the
-    grouping stage's routing summaries (JSON, one per splitter instance with tuples in the batch;
-    `bench.topology.grouping_stage.routing_summary`)."""
-    loads = np.zeros(workers, dtype=np.int64)
-    tuples = np.zeros(workers, dtype=np.int64)
-    pairs: set = set()
-    for text in summaries:
-        summary = json.loads(text)
-        loads += np.asarray(summary["loads"], dtype=np.int64)
-        tuples += np.asarray(summary["tuples"], dtype=np.int64)
-        pairs.update((key, int(worker)) for worker, key in summary["pairs"])
-    return loads.tolist(), tuples.tolist(), sorted(pairs)
+    Args: spans: `(start, end)` wall-clock spans, epoch ms (`bench.rescale.figures.rescale_spans`),
+        `end` None while the rescale is under way; lo_ms, hi_ms: the tick's interval, epoch ms."""
+    return any(start <= hi_ms and (end is None or end > lo_ms) for start, end in spans)
 
-
-def worker_histograms(sent: list[str]) -> tuple[dict[str, str], dict[str, list[int]]]:
-    """What the worker tasks sent in one batch (`bench.topology.worker.LATENCY_COLUMN`, one per task
-    and chunk: `<worker>|<first ms>|<last ms>|<encoded histogram>`, or `<worker>|<encoded>`) merged per
-    worker: `({str(worker): encoded}, {str(worker): [first, last processed, epoch ms]})`."""
-    from bench import latency
-
-    parts: dict[str, list[str]] = {}
-    spans: dict[str, list[int]] = {}
-    for text in sent:
-        fields = text.split("|", 3)
-        worker, encoded = fields[0], fields[-1]
-        parts.setdefault(worker, []).append(encoded)
-        if len(fields) == 4:
-            first, last = int(fields[1]), int(fields[2])
-            old = spans.get(worker)
-            spans[worker] = [first, last] if old is None else [min(old[0], first), max(old[1], last)]
-    merged = {w: latency.encode(latency.merge(encoded)) for w, encoded in sorted(parts.items(), key=lambda i: int(i[0]))}
-    return merged, spans
-
-
-def batch_figures(progress: dict, workers: int) -> dict:
-    """The per-batch facts the observer keeps from one progress dict."""
-    observed = progress.get("observedMetrics") or {}
-    wk = observed.get(WORKER_METRICS) or {}
-    loads, tuples, pairs = routed_figures(wk.get("routed") or [], workers)
-    sp = observed.get(SPLITTER_METRICS) or {}
-    st = observed.get(SPLIT_TUPLES_METRICS) or {}
-    ops = progress.get("stateOperators") or []
-    start = _iso_ms(progress["timestamp"])
-    duration = int((progress.get("durationMs") or {}).get("triggerExecution", 0))
-    fig = {
-        "batch_id": int(progress["batchId"]),
-        "start_ms": start,
-        "end_ms": start + duration,
-        "duration_ms": duration,
-        "input_rows": int(progress.get("numInputRows") or 0),
-        "processed_rows_per_s": float(progress.get("processedRowsPerSecond") or 0.0),
-        "rows": int(wk.get("rows") or 0),
-        "loads": loads,
-        "tuples": tuples,
-        "pairs": pairs,
-        "records": int(sp.get("records") or 0),
-        "malformed": int(sp.get("malformed") or 0),
-        "split_tuples": int(st.get("tuples") or 0),
-        "split_weight": int(st.get("weight") or 0),
-        "max_ts_ms": int(sp["max_ts_ms"]) if sp.get("max_ts_ms") is not None else None,
-        "state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops)),
-        "state_memory_bytes": int(sum(int(o.get("memoryUsedBytes") or 0) for o in ops)),
-        "window_state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops
-                                     if "transformWithState" not in str(o.get("operatorName")))),
-        "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),
-        "watermark": (progress.get("eventTime") or {}).get("watermark"),
-    }
-    fig["latency"], fig["processed_ms"] = worker_histograms(wk.get("latency") or [])
-    released = released_figures(wk.get("routed") or [])
-    if released:
-        fig["released"] = released
-    return fig
-
-
-def released_figures(summaries: list[str]) -> list[list[int]]:
-    """`[[hold batch, tuples], ...]` (ascending) of the held tuples a HANDOFF's routers sent in one
-    batch, summed over the grouping stage's routing summaries (their `released`,
-    `bench.topology.handoff_router`); empty for any other batch."""
-    released: dict[int, int] = {}
-    for text in summaries:
-        for hold_batch, tuples in json.loads(text).get("released") or ():
-            released[int(hold_batch)] = released.get(int(hold_batch), 0) + int(tuples)
-    return [[b, released[b]] for b in sorted(released)]
-
-
-
-def journal_batches(run_dir) -> dict[int, dict]:
-    """The observer's batch journal of a run record (`<run_dir>/observer/progress.jsonl`): one
-    figures dict per batch id, the last line of a batch id winning (a resumed run may journal a
-    batch again); empty when the run has no journal."""
-    journal = Path(run_dir) / "observer" / "progress.jsonl"
-    if not journal.is_file():
-        return {}
-    batches = {}
-    for line in journal.read_text().splitlines():
-        if line.strip():
-            fig = json.loads(line)
-            batches[fig["batch_id"]] = fig
-    return batches
 
 class Observer:
     """Tick logic and outputs of one run. Thread-safe: the listener, the sink and the ticker call in."""
@@ -170,7 +72,7 @@ class Observer:
         the per-tick figures keep them.
         `rescale_spans`: for a rescale run, a callable returning the `(stop, resumed)` wall-clock
         spans (epoch ms; resumed None while under way) of its rescales (`bench.rescale.figures.
-        rescale_spans`); each tick then has `rescaling`: a span overlapped the tick's interval
+        rescale_spans`); each tick then has `rescaling`: a span `overlaps` the tick's interval
         (from the previous tick's time, or the first batch with data, to this tick's)."""
         self.run_id = run_id
         self.workers = workers
@@ -262,61 +164,7 @@ class Observer:
         """Compute one row of figures, send it to the outputs, and rewrite metrics.parquet."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         with self._lock:
-            loads = self.loads()
-            total = int(loads.sum())
-            pairs = self.pairs()
-            keys = {k for k, _ in pairs}
-            batches = [self.batches[i] for i in sorted(self.batches)]
-            last = batches[-1] if batches else {}
-            if total > self._last_total:
-                # Observer time runs from the start of the first batch with data to the end of the
-                # last one (not to the tick: an idle wait before the tick is not processing time).
-                elapsed = max(0, (self.last_data_ms or now_ms) - (self.start_ms or now_ms))
-                self._last_reference = {
-                    "std_dev": metrics.std_dev_percent(loads, self.workers),
-                    "dist_cost": metrics.dist_cost(len(pairs), len(keys)),
-                    "throughput_ratio": metrics.throughput_ratio(total, elapsed),
-                    "total_count": total,
-                    "duration_ms": elapsed,
-                }
-                self._last_total = total
-            window_loads = loads - self._previous_loads
-            self._previous_loads = loads
-            agg = self.final_aggregates()
-            last_ticked = self.rows[-1].get("last_batch_id") if self.rows else None
-            last_ticked = -1 if last_ticked is None or last_ticked != last_ticked else int(last_ticked)  # NaN
-            fresh = [b for b in batches if b["batch_id"] > last_ticked]
-            row = {
-                "run_id": self.run_id,
-                "tick": len(self.rows),
-                "time_ms": now_ms,
-                **{k: self._last_reference.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
-                "max_mean_imbalance": metrics.max_mean_imbalance(loads, self.workers) if total else None,
-                "window_std_dev": metrics.std_dev_percent(window_loads, self.workers) if window_loads.sum() else None,
-                "window_count": int(window_loads.sum()),
-                "keys": len(keys),
-                "pairs": len(pairs),
-                "worker_loads": loads.tolist(),
-                "worker_shares": (100.0 * loads / total).tolist() if total else [0.0] * self.workers,
-                "records": sum(b["records"] for b in batches),
-                "malformed": sum(b["malformed"] for b in batches),
-                "dropped_by_watermark": sum(b["dropped_by_watermark"] for b in batches),
-                "batches": len(batches),
-                "last_batch_id": last.get("batch_id"),
-                "processed_rows_per_s": last.get("processed_rows_per_s"),
-                "batch_duration_ms": last.get("duration_ms"),
-                "state_rows": last.get("state_rows"),
-                "state_memory_bytes": last.get("state_memory_bytes"),
-                "aggregated_count": int(agg["count"].sum()) if len(agg) else 0,
-                **self._latency(fresh, "latency"),
-                **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),
-                "hottest_keys": json.dumps(hottest_keys(agg)),
-            }
-            if self.rescale_spans is not None:
-                from bench.rescale.figures import overlaps
-
-                since = self.rows[-1]["time_ms"] if self.rows else (self.start_ms or now_ms)
-                row["rescaling"] = overlaps(self.rescale_spans(), int(since), now_ms)
+            row = self._row(now_ms)
             self.rows.append(row)
             rows = list(self.rows)
         for out in self.outputs:
@@ -332,11 +180,74 @@ class Observer:
                     self._rows_written = len(rows)
         return row
 
+    def _row(self, now_ms: int) -> dict:
+        """The figures of the tick at `now_ms` (the caller holds the lock): the reference figures
+        (recomputed only on new data), the tick interval's, the last batch's, latency, the window
+        output and, for a rescale run, whether a rescale was under way (`rescaling`)."""
+        loads = self.loads()
+        total = int(loads.sum())
+        pairs = self.pairs()
+        keys = {k for k, _ in pairs}
+        batches = [self.batches[i] for i in sorted(self.batches)]
+        last = batches[-1] if batches else {}
+        if total > self._last_total:
+            self._update_reference(loads, total, len(pairs), len(keys), now_ms)
+        window_loads = loads - self._previous_loads
+        self._previous_loads = loads
+        agg = self.final_aggregates()
+        last_ticked = self.rows[-1].get("last_batch_id") if self.rows else None
+        last_ticked = -1 if last_ticked is None or last_ticked != last_ticked else int(last_ticked)  # NaN
+        fresh = [b for b in batches if b["batch_id"] > last_ticked]
+        row = {
+            "run_id": self.run_id,
+            "tick": len(self.rows),
+            "time_ms": now_ms,
+            **{k: self._last_reference.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
+            "max_mean_imbalance": metrics.max_mean_imbalance(loads, self.workers) if total else None,
+            "window_std_dev": metrics.std_dev_percent(window_loads, self.workers) if window_loads.sum() else None,
+            "window_count": int(window_loads.sum()),
+            "keys": len(keys),
+            "pairs": len(pairs),
+            "worker_loads": loads.tolist(),
+            "worker_shares": (100.0 * loads / total).tolist() if total else [0.0] * self.workers,
+            "records": sum(b["records"] for b in batches),
+            "malformed": sum(b["malformed"] for b in batches),
+            "dropped_by_watermark": sum(b["dropped_by_watermark"] for b in batches),
+            "batches": len(batches),
+            "last_batch_id": last.get("batch_id"),
+            "processed_rows_per_s": last.get("processed_rows_per_s"),
+            "batch_duration_ms": last.get("duration_ms"),
+            "state_rows": last.get("state_rows"),
+            "state_memory_bytes": last.get("state_memory_bytes"),
+            "aggregated_count": int(agg["count"].sum()) if len(agg) else 0,
+            **self._latency(fresh, "latency"),
+            **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),
+            "hottest_keys": json.dumps(hottest_keys(agg)),
+        }
+        if self.rescale_spans is not None:
+            since = self.rows[-1]["time_ms"] if self.rows else (self.start_ms or now_ms)
+            row["rescaling"] = overlaps(self.rescale_spans(), int(since), now_ms)
+        return row
+
+    def _update_reference(self, loads: np.ndarray, total: int, pairs: int, keys: int, now_ms: int) -> None:
+        """The reference figures (§10) of a tick that saw new data: STD_DEV, DIST_COST,
+        THROUGHPUT_RATIO, TOTAL COUNT and the observer time (ms), from the cumulative `loads`
+        (shape (W,)), their `total`, the distinct key-worker `pairs` and `keys`."""
+        # Observer time runs from the start of the first batch with data to the end of the
+        # last one (not to the tick: an idle wait before the tick is not processing time).
+        elapsed = max(0, (self.last_data_ms or now_ms) - (self.start_ms or now_ms))
+        self._last_reference = {
+            "std_dev": metrics.std_dev_percent(loads, self.workers),
+            "dist_cost": metrics.dist_cost(pairs, keys),
+            "throughput_ratio": metrics.throughput_ratio(total, elapsed),
+            "total_count": total,
+            "duration_ms": elapsed,
+        }
+        self._last_total = total
+
     def _latency(self, batches: list[dict], prefix: str) -> dict:
         """Processing-latency figures (`bench.latency.figures_ms`) of the tuples of `batches`; None
         percentiles when the input was not live."""
-        from bench import latency
-
         merged = latency.merge(enc for b in batches for enc in (b.get("latency") or {}).values())
         figures = latency.figures_ms(merged, prefix)
         if not self.live_input:
@@ -347,8 +258,6 @@ class Observer:
         """The run's processing latency after the warm-up: `latency_p50_ms` ... `latency_max_ms`,
         `latency_tuples`, `warmup_s`, `warmup_tuples` (left out), and per worker
         `per_worker_p99_ms` (length W; None for a worker without tuples). Empty if not live."""
-        from bench import latency
-
         if not self.live_input:
             return {}
         with self._lock:

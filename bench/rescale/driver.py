@@ -15,7 +15,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bench.rescale.journal import Journal
+from bench.rescale.kafka_clock import first_timestamp
+from bench.rescale.plan import routing_at
 from bench.topology.config import TopologyConfig
+from bench.topology.rescale_channel import Channel
+from bench.topology.state_layout import slot_table
+from bench.topology.worker_state import read_final_state
 
 HANG_AFTER = "BENCH_FAULT_RESCALE_HANG_AFTER"
 """Tests only: `<phase>` or `<phase>@<event index>` (0 for the first event). The driver stops moving
@@ -103,8 +108,6 @@ class RescaleDriver:
         """Set `t_first_ms`, the zero of the schedule's clock: the input topic's first Kafka
         timestamp (read once; None while the topic is empty)."""
         if self.t_first_ms is None:
-            from bench.rescale.kafka_clock import first_timestamp
-
             self.t_first_ms = first_timestamp(self.config.bootstrap_servers, self.config.topic)
 
     def targets(self) -> list:
@@ -113,8 +116,6 @@ class RescaleDriver:
     def ownership_switches(self) -> list[tuple[int, object, int]]:
         """(batch, routing in force from it, event index), ascending: each event's switch batch and
         the routing after it (bench/rescale/ownership.py)."""
-        from bench.rescale.plan import routing_at
-
         c = self.config
         out, targets = [], []
         for entry in self.journal.events:
@@ -158,16 +159,11 @@ class LiveRescaleDriver(RescaleDriver):
 
     @property
     def channel(self):
-        from bench.topology.rescale_channel import Channel
-
         return Channel(self.config.rescale_channel_dir)
 
     def read_state(self, spark, batch_id: int | None = None):
         """Every worker's entries at the last committed batch, or at committed batch `batch_id`
         (`worker_state.STATE_COLUMNS`)."""
-        from bench.topology.state_layout import slot_table
-        from bench.topology.worker_state import read_final_state
-
         c = self.config
         slots = slot_table(c.worker_space, c.partitions)
         return read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)}, batch_id)

@@ -1,6 +1,7 @@
 """Figures of a rescale measured on a Spark run (docs/rescaling.md, "Figures of a rescale"): the
 throughput, processing latency and load imbalance around each event, which ticks a rescale was
-under way in, and the event's point of the InfluxDB measurement `rescale`.
+under way in (`rescale_spans`; the observer's `overlaps` marks its ticks), and the events' points
+of the InfluxDB measurement `rescale`.
 
 Two clocks. The schedule and `started_ms` / `done_ms` are on the Kafka-timestamp clock (as in the
 simulator); what a rescale costs a running query happens on the driver's wall clock: from the stop
@@ -16,7 +17,9 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from bench import metrics
+from bench import latency, metrics
+from bench.observer.influx import one_line, write_points
+from bench.observer.influx_schema import rescale_points
 from bench.simulate.rescale_figures import WINDOW_MS
 
 
@@ -40,15 +43,8 @@ def rescale_spans(journal_events: list[Mapping], batches: Mapping[int, Mapping])
     return spans
 
 
-def overlaps(spans: list[tuple[int, int | None]], lo_ms: int, hi_ms: int) -> bool:
-    """Whether a rescale span overlaps the tick interval (lo_ms, hi_ms] (an open span: until now)."""
-    return any(start <= hi_ms and (end is None or end > lo_ms) for start, end in spans)
-
-
 def _window(batches: list[Mapping], lo: float, hi: float, live: bool) -> dict:
     """Tuples per second and processing latency p50 / p99 of the batches that ended in (lo, hi]."""
-    from bench import latency
-
     inside = [b for b in batches if lo < b["end_ms"] <= hi]
     tuples = sum(int(sum(b["tuples"])) for b in inside)
     out = {"throughput_tps": 1000.0 * tuples / (hi - lo) if hi > lo else None,
@@ -126,23 +122,13 @@ def add_event_figures(events: list[dict], batches: Mapping[int, Mapping], live_i
             if switch is not None and e.get("worker_ids_after") else (None, None))
 
 
-def influx_points(events: list[Mapping]) -> list[tuple[str, dict, dict, int]]:
-    """`(measurement, tags, fields, time_ms)` of each event of a Spark rescale run, for
-    `bench.observer.influx.write_points` (the run's tags are added by the caller): the simulator's
-    point (`influx_schema.rescale_point`), timed at the stop on the driver's wall clock
-    (`stop_wall_ms`, epoch ms), where the simulator times it at the event's start on its clock."""
-    from bench.observer.influx_schema import rescale_point
-
-    return [rescale_point(e, int(e["stop_wall_ms"])) for e in events if e.get("stop_wall_ms") is not None]
-
-
 def write_influx(events: list[Mapping], run_tags: Mapping[str, str], url: str, database: str, *, token: str = "",
                  org: str = "-", bucket: str | None = None) -> dict:
-    """Write the events' points (the run's tags added) synchronously; returns `{"points_sent",
-    "error"}`. A failure is reported, never raised: the run record (summary.json) is the record."""
-    from bench.observer.influx import one_line, write_points
-
-    points = [(m, {**run_tags, **tags}, fields, t) for m, tags, fields, t in influx_points(events)]
+    """Write the events' points (`influx_schema.rescale_points` on the driver's wall clock, the
+    simulator's point timed at the stop, `stop_wall_ms`; the run's tags added) synchronously;
+    returns `{"points_sent", "error"}`. A failure is reported, never raised: the run record
+    (summary.json) is the record."""
+    points = [(m, {**run_tags, **tags}, fields, t) for m, tags, fields, t in rescale_points(events)]
     try:
         return {"points_sent": write_points(url, database, points, token=token, org=org, bucket=bucket),
                 "error": None}

@@ -14,10 +14,10 @@ instance gets a copy: the batch boundary is every router's FINAL) and at the wor
   source; the step moves it (extract at the old owner, install at the new one, before any tuple),
   and the routers send the held tuples, then every later tuple of those units, to the new owner.
 
-Rounds as in the simulator (groupings/rescaling/protocols.py `Handoff`): the moved units with no
-state at the rescale's start go first, in one round, then the others in ascending order, `batch`
-per round. A round takes at least two batches: its state can be read only once its hold batch has
-committed, and the query plans the next batch at once.
+Rounds as in the simulator (groupings/rescaling/handoff.py `handoff_rounds`, one implementation
+for both): the moved units with no state at the rescale's start go first, in one round, then the
+others in ascending order, `batch` per round. A round takes at least two batches: its state can be
+read only once its hold batch has committed, and the query plans the next batch at once.
 
 A driver killed at any step and started again with the same run id goes on from the journal: the
 steps' epochs are fixed when the rounds are, a published step is never rewritten, and the state a
@@ -31,25 +31,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from bench.observer.observer import weighted_quantile
 from bench.rescale import plan as move_plan
 from bench.rescale.driver import LiveRescaleDriver, batch_ids, elapsed_ms, hang_after
 from bench.rescale.learner import batch_reading
 from bench.rescale.ownership import PartialRouting
 from bench.topology import state_transfer
+from groupings.rescaling import handoff_rounds as rounds_of
 
 HANDOFF_MIN_WATERMARK_DELAY_S = 30
 """A HANDOFF run's watermark delay at least (s): a held tuple goes out with its own event time, which
 must still be at or above the watermark when it is released (Spark refuses an older row:
 `EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED`), so the delay must outlast a round (two batches
 and a state read: 5-15 s of a live input's event time on 2 cores)."""
-
-
-def rounds_of(moved: list[int], stateful: set[int], batch: int) -> list[list[int]]:
-    """The hand-off rounds: the moved units without state first, in one round, then the others in
-    ascending order, `batch` per round (the simulator's `Handoff.start`)."""
-    stateless = [u for u in moved if u not in stateful]
-    with_state = [u for u in moved if u in stateful]
-    return ([stateless] if stateless else []) + [with_state[i:i + batch] for i in range(0, len(with_state), batch)]
 
 
 @dataclass
@@ -199,8 +193,6 @@ class Handoff(LiveRescaleDriver):
         the batch from which the new routing is in force; the held tuples and their extra delay, on
         the wall clock: a tuple held in batch h and sent in batch r finished `end(r) - end(h)` later
         than it would have (a batch's tuples finish at its end)."""
-        from bench.observer.observer import weighted_quantile
-
         out = []
         for entry in self.journal.events:
             rec = {k: v for k, v in entry.items() if k not in ("phase", "target", "published_steps")}

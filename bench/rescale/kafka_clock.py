@@ -7,13 +7,13 @@ each partition in intended-time order).
 
 from __future__ import annotations
 
+from confluent_kafka import Consumer, TopicPartition
+
 
 def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> tuple[int, int] | None:
     """(first, last) Kafka timestamp of a topic: the smallest first and the largest last record
     timestamp over its partitions (producers write each partition in intended-time order), or None
     for an empty topic."""
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"span-{topic}", "enable.auto.commit": False})
     try:
         parts = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions

@@ -28,6 +28,7 @@ from dataclasses import dataclass
 from bench.rescale.driver import batch_ids, hang_after
 from bench.rescale.shared_state import SharedState
 from bench.topology import state_transfer
+from bench.topology.state_layout import slot_table
 
 
 def batch_reading(checkpoint, epoch: int, after: int = -1) -> int | None:
@@ -92,8 +93,6 @@ class Learner(SharedState):
         snapshot = self._snapshot(index)
         if not snapshot or state.empty:
             return state
-        from bench.topology.state_layout import slot_table
-
         slots = slot_table(self.config.worker_space, self.config.partitions)
         copy = [(slots[w], k) in snapshot and before.owner_of(k) != w for k, w in zip(state["key"], state["worker"])]
         return state.loc[[not c for c in copy]].reset_index(drop=True)

@@ -6,7 +6,16 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+from bench.rescale import ownership
+from bench.rescale.driver import batch_ids, checkpoint_partitions
+from bench.rescale.figures import add_event_figures
+from bench.rescale.handoff import HANDOFF_MIN_WATERMARK_DELAY_S
+from bench.rescale.journal import Journal
+from bench.rescale.kafka_clock import topic_span_ms
+from bench.rescale.plan import routing_at
+from bench.simulate.rescale import check_rescalable
 from bench.topology.config import TopologyConfig
+from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
 
 SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER", "HANDOFF")
 """The rescale protocols the Spark topology runs (docs/rescaling.md, "On Spark"): all four."""
@@ -29,13 +38,6 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
         with another protocol, HANDOFF with KEY (its units are the input's keys, which a streaming
         run does not know in advance), and the simulator's checks of the schedule.
     """
-    from bench.rescale.journal import Journal
-    from bench.rescale.kafka_clock import topic_span_ms
-    from bench.rescale.plan import routing_at
-    from bench.rescale.driver import batch_ids, checkpoint_partitions
-    from bench.simulate.rescale import check_rescalable
-    from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
-
     protocol = options.protocol.strip().upper()
     events = parse_schedule(options.rescale)
     check_rescalable(config.grouping)
@@ -60,8 +62,6 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     checkpoint = config.checkpoint_dir / "main"
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
     if protocol in LIVE_PROTOCOLS:
-        from bench.rescale.handoff import HANDOFF_MIN_WATERMARK_DELAY_S
-
         delay = max(config.watermark_delay_s, HANDOFF_MIN_WATERMARK_DELAY_S) if protocol == "HANDOFF" \
             else config.watermark_delay_s
         return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, watermark_delay_s=delay,
@@ -75,10 +75,6 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     """summary.json `rescale`: the schedule, the protocol, each event's figures and the ownership
     check over every batch's routed (worker, key) pairs (bench/rescale/ownership.py), and the
     throughput, latency and imbalance around each event (bench/rescale/figures.py)."""
-    from bench.rescale import ownership
-    from bench.rescale.figures import add_event_figures
-    from bench.rescale.plan import routing_at
-
     c = rescaler.config
     switches = rescaler.ownership_switches()
     bad = ownership.violations(observer.batches, [(b, routing) for b, routing, _ in switches],

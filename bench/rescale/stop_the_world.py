@@ -26,6 +26,8 @@ from dataclasses import dataclass, replace
 from bench.rescale import plan as move_plan
 from bench.rescale.driver import RescaleDriver, batch_ids, checkpoint_partitions, elapsed_ms, hang_after
 from bench.topology import state_transfer
+from bench.topology.state_layout import slot_table
+from bench.topology.worker_state import read_final_state, touch_state_store_coordinator
 
 
 @dataclass
@@ -37,14 +39,39 @@ class StopTheWorld(RescaleDriver):
     def run_event(self, spark, topology, start_query, observer, log) -> object:
         """Stop `topology`, move the state, start and return the new topology (`start_query(config)`
         starts the query of a config; with `once=True` it runs one trigger)."""
-        from bench.topology.worker_state import read_final_state, touch_state_store_coordinator
-        from bench.topology.state_layout import slot_table
-
         index = self.next_index()
         event = self.events[index]
         c = self.config
-        stop_wall_ms = int(time.time() * 1000)
         t0 = time.monotonic()
+        steps = self._stop(index, topology, start_query)
+        entry = self.journal.event(index)
+        switch = entry.get("switch_batch")
+        if switch is not None and batch_ids(self.checkpoint / "commits")[-1] >= switch:
+            # a driver killed after the restarted query committed the switch batch: the event is in force
+            return self._restart(index, start_query, steps, t0, log)
+        barrier = entry.get("barrier_batch", batch_ids(self.checkpoint / "commits")[-1])
+        state, n_before = self._savepoint(spark, entry, steps)
+        prior = self.targets()[:index]  # the events before this one (a resumed driver has this one's switch too)
+        before = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior)
+        after = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior + [event.target])
+        n_after = max(c.aggregators, len(after.workers))
+        if not self.journal.reached(index, "savepoint"):
+            self.journal.record(index, phase="savepoint", barrier_batch=barrier, partitions_before=n_before,
+                                partitions_after=n_after, steps=steps)
+        hang_after("savepoint", index)
+        switch = self._repartition(spark, index, n_before, n_after, steps)
+        move = self._transfer(index, state, before, after, n_before, n_after, steps)
+        self.journal.record(index, phase="transferred", steps=steps, **self._figures(observer, before, after, move))
+        hang_after("transferred", index)
+        log(f"rescale {event.label()} (STOP_THE_WORLD): batches up to {barrier} by the old routing, from "
+            f"{switch} by the new one; {move.moved_keys} keys moved, N {n_before} -> {n_after}")
+        return self._restart(index, start_query, steps, t0, log)
+
+    def _stop(self, index: int, topology, start_query) -> dict:
+        """1. Stop the query and make the barrier the last batch (no planned batch left
+        uncommitted); returns the event's steps so far (ms)."""
+        event = self.events[index]
+        stop_wall_ms = int(time.time() * 1000)
         if topology is not None:
             topology.stop()
         if not self.journal.reached(index, "stopped"):
@@ -52,36 +79,29 @@ class StopTheWorld(RescaleDriver):
                                 phase="stopped", stop_wall_ms=stop_wall_ms)
         hang_after("stopped", index)
         steps = dict(self.journal.event(index).get("steps") or {})
-        # 1. the barrier: no planned batch left uncommitted
         if batch_ids(self.checkpoint / "offsets")[-1:] != batch_ids(self.checkpoint / "commits")[-1:]:
             t = time.monotonic()
-            once = start_query(c, once=True)
+            once = start_query(self.config, once=True)
             once.main.awaitTermination()
             once.stop()
             steps["finish_batch_ms"] = elapsed_ms(t)
-        entry = self.journal.event(index)
-        if entry.get("switch_batch") is not None and batch_ids(self.checkpoint / "commits")[-1] >= entry["switch_batch"]:
-            # a driver killed after the restarted query committed the switch batch: the event is in force
-            return self._restart(index, start_query, steps, t0, log)
-        barrier = entry.get("barrier_batch", batch_ids(self.checkpoint / "commits")[-1])
-        # 2. savepoint
+        return steps
+
+    def _savepoint(self, spark, entry: dict, steps: dict):
+        """2. Every worker's entries at the barrier (`worker_state.STATE_COLUMNS`) and N, the state
+        partitions they were written with (a resumed driver may find the checkpoint repartitioned)."""
+        c = self.config
         t = time.monotonic()
         touch_state_store_coordinator(spark)
-        # the layout the savepoint's slots were written with (a resumed driver may find it repartitioned)
         n_before = entry.get("partitions_before", checkpoint_partitions(self.checkpoint))
         slots = slot_table(c.worker_space, n_before)
         state = read_final_state(spark, str(self.checkpoint), {s: w for w, s in enumerate(slots)})
         steps["savepoint_ms"] = elapsed_ms(t)
-        prior = self.targets()[:index]  # the events before this one (a resumed driver has this one's switch too)
-        before = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior)
-        after = move_plan.routing_at(c.grouping, c.workers, c.grouping_params, prior + [event.target])
-        workers_after = len(after.workers)
-        n_after = max(c.aggregators, workers_after)
-        if not self.journal.reached(index, "savepoint"):
-            self.journal.record(index, phase="savepoint", barrier_batch=barrier, partitions_before=n_before,
-                                partitions_after=n_after, steps=steps)
-        hang_after("savepoint", index)
-        # 3. repartition
+        return state, n_before
+
+    def _repartition(self, spark, index: int, n_before: int, n_after: int, steps: dict) -> int:
+        """3. Repartition the checkpoint's state to `n_after` partitions if the layout changes;
+        returns the switch batch (the first batch of the restarted query)."""
         if not self.journal.reached(index, "repartitioned"):
             t = time.monotonic()
             repartition_batch = None
@@ -93,18 +113,26 @@ class StopTheWorld(RescaleDriver):
             self.journal.record(index, phase="repartitioned", switch_batch=switch, steps=steps,
                                 repartition_batch=repartition_batch)
             hang_after("repartitioned", index)
-        switch = self.journal.event(index)["switch_batch"]
-        # 4. transfer
+        return self.journal.event(index)["switch_batch"]
+
+    def _transfer(self, index: int, state, before, after, n_before: int, n_after: int, steps: dict) -> move_plan.Move:
+        """4. The entries that change slot, written to `<run>.state` once (epoch index + 1)."""
+        c = self.config
         move = move_plan.plan_move(state, before, after, c.worker_space, n_before, n_after)
         t = time.monotonic()
         if index + 1 not in state_transfer.written_epochs(c.bootstrap_servers, c.run_id):
             state_transfer.write(c.bootstrap_servers, c.run_id,
                                  state_transfer.records(index + 1, move.extracts, move.installs), index + 1)
         steps["transfer_ms"] = elapsed_ms(t)
-        figures = {
+        return move
+
+    def _figures(self, observer, before, after, move: move_plan.Move) -> dict:
+        """The event's figures in the journal (summary.json `rescale.events`)."""
+        c = self.config
+        return {
             "protocol": "STOP_THE_WORLD", "routing": c.grouping,
             "started_ms": self.started_ms(observer),
-            "workers_before": len(before.workers), "workers_after": workers_after,
+            "workers_before": len(before.workers), "workers_after": len(after.workers),
             "worker_ids_before": list(before.workers), "worker_ids_after": list(after.workers),
             "moved_groups": move.moved_groups, "groups": move.groups,
             "units": "keys" if c.grouping == "KEY" else "groups",
@@ -113,11 +141,6 @@ class StopTheWorld(RescaleDriver):
             "state_entries_relaid": move.state_entries_relaid,
             "transfer_records": sum(len(v) for v in move.installs.values()),
         }
-        self.journal.record(index, phase="transferred", steps=steps, **figures)
-        hang_after("transferred", index)
-        log(f"rescale {event.label()} (STOP_THE_WORLD): batches up to {barrier} by the old routing, from "
-            f"{switch} by the new one; {move.moved_keys} keys moved, N {n_before} -> {n_after}")
-        return self._restart(index, start_query, steps, t0, log)
 
     def _restart(self, index: int, start_query, steps: dict, t0: float, log):
         """5. restart with the new routing from the switch batch."""

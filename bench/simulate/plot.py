@@ -12,9 +12,11 @@ def plot_sweep(frame: pd.DataFrame, stem: Path) -> list[Path]:
 
     Args: frame: one row per point with columns dataset, grouping, workers, std_dev, dist_cost.
     """
+    # deferred: matplotlib takes about 0.5 s to import; a sweep without --plot never draws
     import matplotlib
 
     matplotlib.use("Agg")
+    # deferred: pyplot after matplotlib.use("Agg"), so that no display backend is tried
     import matplotlib.pyplot as plt
 
     paths = []

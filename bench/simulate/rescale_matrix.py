@@ -20,6 +20,8 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bench.compare.rescale import load_events, rescale_figures, rescale_table_markdown
+from bench.results.reader import load_metrics, load_runs, results_root
 from bench.simulate.rescale import RescaleConfig
 from bench.simulate.runner import SimulationPlan, read_stream, simulate_point
 from bench.simulate.sources import VirtualClock
@@ -43,9 +45,6 @@ window buffer per key), so that the protocols' transfer, checkpoint and load cos
 
 def run_matrix(out_root: Path | None = None, quick: bool = False, log=print) -> Path:
     """Run every cell; write the figure and table; return their folder."""
-    from bench.compare.rescale import load_events, rescale_figures, rescale_table_markdown
-    from bench.results.reader import load_metrics, load_runs, results_root
-
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
     schedule = "30s:12,48s:8" if quick else SCHEDULE
     run_ids = []

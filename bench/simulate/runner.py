@@ -11,11 +11,19 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
+import pandas as pd
+from tqdm import tqdm
+
+from bench.observer.influx import InfluxWriter
+from bench.observer.influx_schema import rescale_points
 from bench.results.record import RunRecord, check_run_id, new_run_id
+from bench.simulate import rescale
 from bench.simulate.engine import TupleTable, figures, route_table, timeline, worker_state
-from bench.simulate.sources import DeadLetters, VirtualClock, from_dataset, from_topic
 from bench.simulate.rescale import RescaleConfig
+from bench.simulate.rescale_ticks import EMPTY_TICK, tick_columns
+from bench.simulate.sources import DeadLetters, VirtualClock, from_dataset, from_topic
 from datasets.base import Dataset
+from groupings import create_grouping
 
 
 @dataclass
@@ -55,8 +63,6 @@ def read_stream(plan: SimulationPlan) -> tuple[TupleTable, int, DeadLetters]:
     """The plan's tuple stream (one read for every point)."""
     bar = None
     if plan.progress:
-        from tqdm import tqdm
-
         bar = tqdm(total=plan.limit, unit="rec", desc="reading", unit_scale=True, leave=False)
     try:
         if plan.from_topic:
@@ -73,13 +79,9 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
     Raises: ValueError/TypeError for bad grouping names or parameters (before anything is read),
         RuntimeError for an unreachable broker or a missing topic (`--from-topic`).
     """
-    from groupings import create_grouping
-
     for g in plan.groupings:  # fail on a bad name or parameter before reading anything
         create_grouping(g, max(plan.workers), **plan.grouping_params)
         if plan.rescale is not None:
-            from bench.simulate import rescale
-
             rescale.check_rescalable(g)
     if plan.run_id and len(plan.groupings) * len(plan.workers) > 1:
         raise ValueError("--run-id names one run: give one grouping and one worker count, or use --experiment-id")
@@ -92,8 +94,6 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
     log(f"read {records:,} records -> {len(table):,} tuples, {len(table.keys):,} distinct keys "
         f"({dead.count:,} dead letters) in {read_s:.1f} s")
     if plan.rescale is not None:  # the schedule against the input, before any point runs
-        from bench.simulate import rescale
-
         span = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
         for grouping in plan.groupings:
             for workers in plan.workers:
@@ -119,22 +119,53 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     width = workers
     rescaled = None
     if plan.rescale is not None:
-        from bench.simulate import rescale
-
         rescaled = rescale.simulate(table, grouping, workers, plan.splitters, plan.grouping_params, plan.rescale)
         assigned, width = rescaled.worker, max(workers, rescaled.num_workers)
     final = figures(table, assigned, width)
+    rows = _ticks(plan, table, assigned, width, rescaled)
+    summary = _summary(plan, table, grouping, workers, final, rows[-1] if rows else {}, records, dead, route_s)
+    if rescaled is not None:
+        summary["rescale"] = {
+            **plan.rescale.to_dict(),
+            "events": rescaled.events,
+            "ownership_violations": rescaled.violations,
+            "worker_id_space": width,
+        }
+    if hasattr(instances[0], "pool_sizes"):  # DYNAMIC_KEY: keys whose pool left the default size
+        summary["pool_sizes_instance0"] = instances[0].pool_sizes()
+    record = RunRecord(run_id)
+    record.write_run("simulate", _run_config(plan, grouping, workers), {
+        "name": plan.dataset_name, "params": plan.dataset_params, "fingerprint": plan.dataset.fingerprint(),
+        "records": records, "tuples": len(table), "distinct_keys": int(len(table.keys)),
+        "dead_letters": {"count": dead.count, "first": dead.first},
+    }, extra={"experiment_id": experiment_id})
+    for row in rows:
+        row["run_id"] = run_id
+    if rescaled is not None and plan.influx_url:
+        summary["influx"] = _write_influx(plan, run_id, grouping, rescaled, int(table.ts_ms.min()))
+    record.write_metrics(rows)
+    record.write_state(rescaled.state if rescaled is not None else worker_state(table, assigned))
+    record.write_summary(summary)
+    return PointResult(run_id, grouping, workers, summary, str(record.path))
+
+
+def _ticks(plan: SimulationPlan, table: TupleTable, assigned, width: int, rescaled) -> list[dict]:
+    """The observer's rows on the tuples' clock (`engine.timeline`), with a rescale run's per-tick
+    columns (`rescale_ticks.tick_columns`; `EMPTY_TICK` for a tick in which no tuple finished)."""
     rows = timeline(table, assigned, width, plan.tick_ms)
     if rescaled is not None:
-        from bench.simulate.rescale_figures import EMPTY_TICK, tick_columns
-
         extra = tick_columns(table, rescaled, plan.tick_ms)
         t0 = int(table.ts_ms.min())
         for row in rows:
             row.update(extra.get((row["time_ms"] - t0) // plan.tick_ms - 1, EMPTY_TICK))
-    span_ms = int(table.ts_ms.max() - table.ts_ms.min()) if len(table) else 0
-    last = rows[-1] if rows else {}
-    summary = {
+    return rows
+
+
+def _summary(plan: SimulationPlan, table: TupleTable, grouping: str, workers: int, final, last: dict,
+             records: int, dead: DeadLetters, route_s: float) -> dict:
+    """summary.json of a point, in the streaming run's layout (so one reader serves both modes):
+    the reference figures of the `last` tick, the exact `final` figures, the hottest keys."""
+    return {
         # The streaming run's layout (bench/run.py), so one reader serves both modes.
         "status": "completed",
         "mode": "simulate",
@@ -161,16 +192,10 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
         "dead_letters": dead.count,
         "simulator": {"tuples": len(table), "route_tuples_per_s": len(table) / route_s if route_s > 0 else None},
     }
-    if rescaled is not None:
-        summary["rescale"] = {
-            **plan.rescale.to_dict(),
-            "events": rescaled.events,
-            "ownership_violations": rescaled.violations,
-            "worker_id_space": width,
-        }
-    if hasattr(instances[0], "pool_sizes"):  # DYNAMIC_KEY: keys whose pool left the default size
-        summary["pool_sizes_instance0"] = instances[0].pool_sizes()
-    record = RunRecord(run_id)
+
+
+def _run_config(plan: SimulationPlan, grouping: str, workers: int) -> dict:
+    """run.json `config` of a point."""
     config = {
         "grouping": grouping, "workers": workers, "splitters": plan.splitters,
         "grouping_params": plan.grouping_params, "tick_ms": plan.tick_ms, "limit": plan.limit,
@@ -179,31 +204,17 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
     }
     if plan.rescale is not None:
         config["rescale"] = plan.rescale.to_dict()
-    record.write_run("simulate", config, {
-        "name": plan.dataset_name, "params": plan.dataset_params, "fingerprint": plan.dataset.fingerprint(),
-        "records": records, "tuples": len(table), "distinct_keys": int(len(table.keys)),
-        "dead_letters": {"count": dead.count, "first": dead.first},
-    }, extra={"experiment_id": experiment_id})
-    for row in rows:
-        row["run_id"] = run_id
-    if rescaled is not None and plan.influx_url:
-        summary["influx"] = _write_influx(plan, run_id, grouping, rescaled, int(table.ts_ms.min()))
-    record.write_metrics(rows)
-    record.write_state(rescaled.state if rescaled is not None else worker_state(table, assigned))
-    record.write_summary(summary)
-    return PointResult(run_id, grouping, workers, summary, str(record.path))
+    return config
 
 
 def _write_influx(plan: SimulationPlan, run_id: str, grouping: str, rescaled, t_first_ms: int) -> dict:
-    """The rescale events as points of the `rescale` measurement; returns the writer's status
-    (failed writes are counted there, the run goes on: the run record is the record)."""
-    from bench.observer.influx import InfluxWriter
-    from bench.simulate.rescale_figures import influx_points
-
+    """The rescale events as points of the `rescale` measurement (`influx_schema.rescale_points` on
+    the tuples' clock); returns the writer's status (failed writes are counted there, the run goes
+    on: the run record is the record)."""
     writer = InfluxWriter(plan.influx_url, plan.influx_database,
                           {"run_id": run_id, "grouping": grouping, "dataset": plan.dataset_name, "mode": "simulate"})
     try:
-        for measurement, fields, time_ms, tags in influx_points(rescaled.events, t_first_ms):
+        for measurement, tags, fields, time_ms in rescale_points(rescaled.events, t_first_ms):
             writer.write_point(measurement, tags, fields, time_ms)
     finally:
         writer.close()
@@ -225,8 +236,6 @@ def format_table(results: list[PointResult]) -> str:
 
 def summary_frame(results: list[PointResult]):
     """The sweep's table as a pandas DataFrame (one row per point)."""
-    import pandas as pd
-
     return pd.DataFrame([
         {"run_id": r.run_id, "grouping": r.grouping, "workers": r.workers,
          "dataset": r.summary["dataset"], "splitters": r.summary["splitters"],
@@ -234,8 +243,6 @@ def summary_frame(results: list[PointResult]):
                                                "keys", "pairs")}}
         for r in results
     ])
-
-
 
 
 def format_rescale(results: list[PointResult]) -> str:

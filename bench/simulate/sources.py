@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 import numpy as np
+from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from bench.simulate.engine import TupleTable
 from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, MAX_KEY_BYTES, NULL_VALUE
@@ -139,8 +140,6 @@ def from_topic(
 
     Raises: RuntimeError if the broker does not answer within `timeout_s` or the topic is missing.
     """
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
-
     consumer = Consumer({
         "bootstrap.servers": bootstrap_servers, "group.id": f"bench-simulate-{topic}",
         "enable.auto.commit": False, "auto.offset.reset": "earliest", "enable.partition.eof": False,

@@ -4,8 +4,10 @@ simulator drives it on a virtual clock, the Spark topology at micro-batch bounda
 Spec: shared/reference/rescaling.md §3-4; docs/rescaling.md.
 """
 
+from groupings.rescaling.base import FAULTS, Cluster, Move, RescaleProtocol
 from groupings.rescaling.cost import CostModel, entry_bytes
-from groupings.rescaling.protocols import FAULTS, PROTOCOLS, Cluster, Move, RescaleProtocol, make_protocol
+from groupings.rescaling.handoff import handoff_rounds
+from groupings.rescaling.protocols import PROTOCOLS, make_protocol
 from groupings.rescaling.schedule import RescaleEvent, check_schedule, parse_schedule
 
 RESCALABLE: tuple[str, ...] = ("KEY", "KEY_GROUP", "VNODE")
@@ -14,5 +16,5 @@ KEY_GROUP (Flink key groups), VNODE (RisingWave vnodes)."""
 
 __all__ = [
     "FAULTS", "PROTOCOLS", "RESCALABLE", "Cluster", "CostModel", "Move", "RescaleEvent",
-    "RescaleProtocol", "check_schedule", "entry_bytes", "make_protocol", "parse_schedule",
+    "RescaleProtocol", "check_schedule", "entry_bytes", "handoff_rounds", "make_protocol", "parse_schedule",
 ]

@@ -8,6 +8,7 @@ and removed (RisingWave's `RescheduleFragment` parallel units). Times take a uni
 
 from __future__ import annotations
 
+import copy
 import re
 from dataclasses import dataclass
 
@@ -114,8 +115,6 @@ def check_schedule(events: list[RescaleEvent], span_ms: int, grouping) -> None:
         refuses (a removed id that does not exist, an added id that exists, 0 workers left, more
         workers than groups), naming the event.
     """
-    import copy
-
     probe = copy.deepcopy(grouping)
     for e in events:
         if e.at_ms >= span_ms:

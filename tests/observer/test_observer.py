@@ -10,7 +10,8 @@ import pandas as pd
 import pytest
 
 from bench.observer.influx import InfluxWriter
-from bench.observer.observer import Observer, batch_figures, exact_worker_figures, weighted_quantile
+from bench.observer.batches import batch_figures
+from bench.observer.observer import Observer, exact_worker_figures, weighted_quantile
 
 
 def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0,
@@ -166,7 +167,7 @@ def test_progress_listener_keeps_the_latest_batch_after_its_sinks():
 
 
 def test_a_batchs_released_tuples_are_summed_per_hold_batch_over_the_routers():
-    from bench.observer.observer import released_figures
+    from bench.observer.batches import released_figures
 
     summaries = ['{"loads":[1],"tuples":[1],"pairs":[],"released":[[4,10],[6,2]]}',
                  '{"loads":[1],"tuples":[1],"pairs":[]}', '{"loads":[1],"tuples":[1],"pairs":[],"released":[[4,5]]}']

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from bench import latency
-from bench.observer.influx_schema import rescale_point
-from bench.rescale.figures import add_event_figures, influx_points, overlaps, rescale_spans
-from bench.simulate.rescale_figures import influx_points as simulator_points
+from bench.observer.influx_schema import rescale_point, rescale_points
+from bench.observer.observer import overlaps
+from bench.rescale.figures import add_event_figures, rescale_spans
 
 T0 = 1_800_000_000_000
 
@@ -112,7 +112,7 @@ def test_ticks_overlapping_the_pause_are_rescaling():
 def test_the_point_is_the_simulators_timed_at_the_stop():
     e = event()
     add_event_figures([e], batches(), live_input=True)
-    ((measurement, tags, fields, time_ms),) = influx_points([e])
+    ((measurement, tags, fields, time_ms),) = rescale_points([e])
     assert (measurement, time_ms) == ("rescale", T0 + 30_000)
     assert tags == {"protocol": "STOP_THE_WORLD", "routing": "VNODE", "event": "30s:6"}
     assert fields["pause_ms"] == 12_000.0 and fields["moved_keys"] == 26.0 and fields["step_restart_ms"] == 397.0
@@ -120,6 +120,6 @@ def test_the_point_is_the_simulators_timed_at_the_stop():
     assert fields["description"] == "30s:6 STOP_THE_WORLD on VNODE: 4 -> 6 workers, pause 12,000 ms, 26 keys moved"
     assert all(type(v) is float for k, v in fields.items() if k != "description")
     assert "worker_ids_before" not in fields and "units" not in fields
-    ((_, sim_fields, sim_time, sim_tags),) = simulator_points([e], T0)
+    ((_, sim_tags, sim_fields, sim_time),) = rescale_points([e], T0)
     assert (sim_fields, sim_tags, sim_time) == (fields, tags, T0 + 3)  # one point function, two clocks
     assert rescale_point(e, 5) == ("rescale", tags, fields, 5)

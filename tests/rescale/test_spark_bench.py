@@ -1,9 +1,9 @@
-"""`make rescale-bench`'s table (bench/rescale/spark_bench.py), without Spark: medians over the runs
+"""`make rescale-bench`'s table (bench/perf/rescale_bench.py), without Spark: medians over the runs
 of a cell, the simulator's rows beside them, and the order of the protocols by pause."""
 
 from __future__ import annotations
 
-from bench.rescale.spark_bench import cell_rows, order_by_pause, table_markdown
+from bench.perf.rescale_bench import cell_rows, order_by_pause, table_markdown
 
 
 def _spark(protocol, pause, steps, routing="VNODE", status="completed", violations=0, load=1.5):

@@ -20,8 +20,8 @@ Output, results/compare/rescale-bench-<stamp>/:
 - rescale-bench.json: every run's figures;
 - `make compare`'s rescale figures over all the runs.
 
-Run: `python -m bench.rescale.spark_bench [--runs 3] [--routings VNODE,KEY_GROUP] [--protocols ...]
-[--handoff-batches 1,64]`.
+Run: `python -m bench.perf.rescale_bench [--runs 3] [--routings VNODE,KEY_GROUP] [--protocols ...]
+[--handoff-batches 1,64]`. (A runner of its own, not a section of `make perf`: it drives whole runs.)
 """
 
 from __future__ import annotations
@@ -38,6 +38,16 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+from bench.cli import simulate as simulate_command
+from bench.compare.rescale import load_events, rescale_figures
+from bench.rescale.kafka_clock import topic_span_ms
+from bench.rescale.setup import SPARK_PROTOCOLS
+from bench.results.reader import load_metrics, load_runs
+from bench.results import record as run_record
+from bench.stack import Stack, StackConfig
+from datasets import get_dataset
+from producers import expected_records, inspect_topic, replay
+
 SIMULATED = [("STOP_THE_WORLD", 1), ("SHARED_STATE", 1), ("LEARNER", 1), ("HANDOFF", 1), ("HANDOFF", 64)]
 """The simulator's protocols (and HANDOFF batches) beside the Spark runs."""
 
@@ -53,9 +63,6 @@ def record_topic(bootstrap: str, dataset_name: str, limit: int, partitions: int,
     the end.)
 
     Raises: RuntimeError: the topic holds other records (`inspect_topic` says `mismatch`)."""
-    from datasets import get_dataset
-    from producers import expected_records, inspect_topic, replay
-
     topic = f"rescale-bench.{dataset_name.lower()}.n{limit}.p{partitions}.r{rate:g}"
     dataset = get_dataset(dataset_name)
     state = inspect_topic(bootstrap, topic, expected_records(dataset, limit), partitions)
@@ -73,8 +80,6 @@ def schedule_of(bootstrap: str, topic: str, workers: int) -> str:
     """`<half the topic's timestamp span>ms:<workers + 2>`.
 
     Raises: RuntimeError: the topic has no timestamps (empty)."""
-    from bench.rescale.kafka_clock import topic_span_ms
-
     span = topic_span_ms(bootstrap, topic)
     if span is None:
         raise RuntimeError(f"topic {topic} is empty")
@@ -112,17 +117,24 @@ def run_simulator(run_id: str, topic: str, dataset: str, routing: str, protocol:
                   workers: int, bootstrap: str, results_dir: Path) -> dict:
     """`bench simulate --from-topic` with the same topic and schedule; returns its summary.json
     (`results_dir`: where `bench simulate` writes its records, `bench.results.record.RESULTS_DIR`)."""
-    from bench.__main__ import main as bench_main
-
     printed = io.StringIO()  # its own tables: the bench prints one for all
     with contextlib.redirect_stdout(printed):
-        code = bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
-                           dataset, "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
-                           "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
-                          + (["--handoff-batch", str(batch)] if batch != 1 else []))
+        code = bench_simulate(["--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
+                               dataset, "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
+                               "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
+                              + (["--handoff-batch", str(batch)] if batch != 1 else []))
     if code != 0:
         raise RuntimeError(f"{run_id}: bench simulate exited {code}: {printed.getvalue()[-800:]}")
     return json.loads((results_dir / run_id / "summary.json").read_text())
+
+
+def bench_simulate(argv: list[str]) -> int:
+    """`python -m bench simulate ARGV` in this process: the command's own parser and handler
+    (`bench.cli.simulate`, the sub-command contract of `bench.cli`); returns its exit code."""
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    simulate_command.add_parsers(parser.add_subparsers(dest="command", required=True))
+    args = parser.parse_args(["simulate", *argv])
+    return int(args.handler(args) or 0)
 
 
 def cell_rows(spark_runs: list[dict], simulated: list[dict]) -> list[dict]:
@@ -223,11 +235,10 @@ def table_markdown(rows: list[dict], conditions: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def main(argv: list[str] | None = None) -> int:
-    from bench.rescale.setup import SPARK_PROTOCOLS
-    from bench.results.record import RESULTS_DIR
-    from bench.stack import Stack, StackConfig
-
+def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[str], list[tuple[str, int]]]:
+    """The bench's options, its routings and its Spark cells `(protocol, HANDOFF batch)` (every
+    protocol once, HANDOFF once per `--handoff-batches`). Exits with a usage error on a protocol that
+    does not run on Spark, `--runs` below 1 or a HANDOFF batch that is not a whole number >= 1."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dataset", default="NYC_FLIGHTS")
     parser.add_argument("--limit", type=int, default=10_000, help="records in the topic (default 10000)")
@@ -257,26 +268,33 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--handoff-batches takes whole numbers >= 1, got {args.handoff_batches!r}")
     if not batches or min(batches) < 1:
         parser.error(f"--handoff-batches takes whole numbers >= 1, got {args.handoff_batches!r}")
-    cells = [(p, b) for p in protocols for b in (batches if p == "HANDOFF" else [1])]
+    return args, routings, [(p, b) for p in protocols for b in (batches if p == "HANDOFF" else [1])]
 
-    if args.bootstrap_servers is None:
-        stack_config = StackConfig.from_env()
-        args.bootstrap_servers = stack_config.bootstrap_servers
-        stack = Stack(stack_config)
-        if not all(s.running for s in stack.status()):
-            stack.up(log=print)
-    stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-    results = Path(RESULTS_DIR)
-    topic = record_topic(args.bootstrap_servers, args.dataset, args.limit, args.partitions, args.record_rate)
-    schedule = schedule_of(args.bootstrap_servers, topic, args.workers)
-    conditions = (f"{args.limit:,} {args.dataset} records on {args.partitions} partitions ({topic}, recorded at "
-                  f"{args.record_rate:g} records/s, read as fast as possible), "
-                  f"`--rescale {schedule}`, W {args.workers} -> {args.workers + 2}, S = A = {args.workers}, cost 0, "
-                  f"{args.max_offsets_per_trigger:,} records per batch, `--master {args.master}`, "
-                  f"{os.cpu_count()} cores; "
-                  f"{args.runs} run(s) per Spark cell, interleaved; {stamp} UTC")
-    print(conditions, flush=True)
-    spark_runs, simulated, run_ids = [], [], []
+
+def local_kafka() -> str:
+    """The local stack's Kafka bootstrap servers, the stack started first if any service is down."""
+    stack_config = StackConfig.from_env()
+    stack = Stack(stack_config)
+    if not all(s.running for s in stack.status()):
+        stack.up(log=print)
+    return stack_config.bootstrap_servers
+
+
+def conditions_text(args: argparse.Namespace, topic: str, schedule: str, stamp: str) -> str:
+    """One line of the bench's conditions, printed first and written above the table."""
+    return (f"{args.limit:,} {args.dataset} records on {args.partitions} partitions ({topic}, recorded at "
+            f"{args.record_rate:g} records/s, read as fast as possible), "
+            f"`--rescale {schedule}`, W {args.workers} -> {args.workers + 2}, S = A = {args.workers}, cost 0, "
+            f"{args.max_offsets_per_trigger:,} records per batch, `--master {args.master}`, "
+            f"{os.cpu_count()} cores; "
+            f"{args.runs} run(s) per Spark cell, interleaved; {stamp} UTC")
+
+
+def spark_cells(args: argparse.Namespace, routings: list[str], cells: list[tuple[str, int]], topic: str,
+                schedule: str, stamp: str, results: Path) -> tuple[list[dict], list[str]]:
+    """Every Spark cell `args.runs` times, interleaved round by round (so that a change of the
+    machine's load hits every protocol alike); returns their summaries and run ids."""
+    spark_runs, run_ids = [], []
     for run in range(1, args.runs + 1):
         for routing in routings:
             for protocol, batch in cells:
@@ -289,18 +307,41 @@ def main(argv: list[str] | None = None) -> int:
                       f"moved, load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
                 spark_runs.append(s)
                 run_ids.append(run_id)
+    return spark_runs, run_ids
+
+
+def simulator_cells(args: argparse.Namespace, routings: list[str], topic: str, schedule: str, stamp: str,
+                    results: Path) -> tuple[list[dict], list[str]]:
+    """Every `SIMULATED` protocol once per routing on the same topic and schedule; returns their
+    summaries and run ids."""
+    simulated, run_ids = [], []
     for routing in routings:
         for protocol, batch in SIMULATED:
             run_id = f"rb-{stamp}-{routing.lower()}-sim-{protocol.lower()}" + (f"-b{batch}" if batch != 1 else "")
             simulated.append(run_simulator(run_id, topic, args.dataset, routing, protocol, batch, schedule,
                                            args.workers, args.bootstrap_servers, results))
             run_ids.append(run_id)
+    return simulated, run_ids
+
+
+def main(argv: list[str] | None = None) -> int:
+    args, routings, cells = parse_args(argv)
+    if args.bootstrap_servers is None:
+        args.bootstrap_servers = local_kafka()
+    stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
+    results = Path(run_record.RESULTS_DIR)
+    topic = record_topic(args.bootstrap_servers, args.dataset, args.limit, args.partitions, args.record_rate)
+    schedule = schedule_of(args.bootstrap_servers, topic, args.workers)
+    conditions = conditions_text(args, topic, schedule, stamp)
+    print(conditions, flush=True)
+    spark_runs, spark_ids = spark_cells(args, routings, cells, topic, schedule, stamp, results)
+    simulated, simulated_ids = simulator_cells(args, routings, topic, schedule, stamp, results)
     rows = cell_rows(spark_runs, simulated)
     out = results / "compare" / f"rescale-bench-{stamp}"
     out.mkdir(parents=True, exist_ok=True)
     (out / "rescale-bench.md").write_text(table_markdown(rows, conditions))
     (out / "rescale-bench.json").write_text(json.dumps({"conditions": conditions, "rows": rows}, indent=1))
-    _figures(out, run_ids)
+    _figures(out, spark_ids + simulated_ids)
     print((out / "rescale-bench.md").read_text())
     print(f"written: {out}")
     return 0
@@ -308,9 +349,6 @@ def main(argv: list[str] | None = None) -> int:
 
 def _figures(out: Path, run_ids: list[str]) -> None:
     """`make compare`'s rescale figures over the bench's runs."""
-    from bench.compare.rescale import load_events, rescale_figures
-    from bench.results.reader import load_metrics, load_runs
-
     runs = load_runs(run_ids=run_ids)
     for stem, fig in rescale_figures(load_metrics(runs), load_events(runs)).items():
         fig.savefig(out / f"{stem}.png", dpi=110)
