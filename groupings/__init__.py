@@ -10,6 +10,10 @@ One `Grouping` object is one reference grouping instance (one per splitter/sourc
     task = g.choose("Turkey", now_ms)           # one tuple
     tasks = g.route(keys, now_ms_array)         # a batch, equal to choose in order
 
+A grouping of your own, in your own package, is found by name through an entry point (group
+`stream_groupings.groupings`) or named `package.module:Class`: see `canonical_grouping` and
+docs/extending.md.
+
 Behaviour is reference-exact: shared/reference/dkg-reference.md (the spec) §1-§8, §13 and
 Appendix A; shared/reference/rescaling.md §1-2 for KEY_GROUP and VNODE.
 """
@@ -23,12 +27,15 @@ from groupings.keyspace import KeyItem, KeySpace, KeySpaceView
 from groupings.ownership import OwnershipGrouping
 from groupings.partial_key import PartialKeyGrouping
 from groupings.registry import (
+    ENTRY_POINT_GROUP,
     GROUPINGS,
     REFERENCE_GROUPINGS,
     VARIANTS,
+    canonical_grouping,
     create_grouping,
     grouping_class,
     grouping_parameters,
+    plugin_entry_points,
 )
 from groupings.shuffle import ShuffleGrouping
 from groupings.slb import DChoicesGrouping, WChoicesGrouping
@@ -36,6 +43,7 @@ from groupings.space_saving import SpaceSaving
 from groupings.vnode import VNodeGrouping
 
 __all__ = [
+    "ENTRY_POINT_GROUP",
     "GROUPINGS",
     "REFERENCE_GROUPINGS",
     "VARIANTS",
@@ -55,7 +63,9 @@ __all__ = [
     "SpaceSaving",
     "VNodeGrouping",
     "WChoicesGrouping",
+    "canonical_grouping",
     "create_grouping",
     "grouping_class",
     "grouping_parameters",
+    "plugin_entry_points",
 ]
