@@ -42,7 +42,8 @@ def add_parsers(subparsers) -> None:
                     "(its Kafka timestamps), with the observer's metric code; writes one run record per "
                     "(grouping, workers) point and prints a summary table.",
     )
-    p.add_argument("--grouping", default="all", help="G[,G...] or 'all' (every name of groupings.GROUPINGS)")
+    p.add_argument("--grouping", default="all", help="G[,G...] or 'all' (every name of groupings.GROUPINGS); "
+                   "G may be an installed plugin's name or package.module:Class (docs/extending.md)")
     p.add_argument("--dataset", required=True, help="dataset name (python -m datasets list)")
     p.add_argument("--dataset-param", action="append", metavar="K=V", help="dataset parameter, repeatable")
     p.add_argument("--workers", default="10", help="W[,W...] (default 10)")
@@ -80,11 +81,11 @@ def main(args) -> int:
     from bench.simulate.runner import SimulationPlan, format_table, run, summary_frame
     from bench.simulate.sources import VirtualClock
     from datasets import get_dataset
-    from groupings import GROUPINGS
+    from groupings import GROUPINGS, canonical_grouping
 
     try:
         groupings = list(GROUPINGS) if args.grouping.lower() == "all" else [
-            g.strip().upper() for g in args.grouping.split(",") if g.strip()]
+            canonical_grouping(g) for g in args.grouping.split(",") if g.strip()]
         workers = _csv(int)(args.workers)
         dataset_params = parse_assignments(args.dataset_param)
         dataset = get_dataset(args.dataset, **dataset_params)

@@ -30,7 +30,8 @@ _RUN_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 def new_run_id(grouping: str, dataset: str, now: datetime | None = None) -> str:
     """`<UTC yyyymmddThhmmss>-<grouping>-<dataset>-<4 hex>`, e.g. `20261121T163000-key-nyc_flights-1a2b`."""
     now = now or datetime.now(timezone.utc)
-    return f"{now:%Y%m%dT%H%M%S}-{grouping.lower()}-{dataset.lower()}-{secrets.token_hex(2)}"
+    label = re.sub(r"[^a-z0-9._-]", "-", grouping.lower())[:64]  # a plugin's `module:Class` spec has a ':'
+    return f"{now:%Y%m%dT%H%M%S}-{label}-{dataset.lower()}-{secrets.token_hex(2)}"
 
 
 def check_run_id(run_id: str) -> str:
