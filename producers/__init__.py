@@ -9,9 +9,9 @@ Record i goes to partition i mod P; Kafka timestamp = intended send time; header
 the dataset's event time. ``python -m producers --help`` for the command line.
 """
 
+from .broker import BrokerUnreachable, TopicMismatch, check_broker, ensure_topic
 from .pacing import MissingEventTime, Schedule, parse_speed
-from .replay import (BrokerUnreachable, TopicMismatch, check_broker, ensure_topic, expected_records, produce_records,
-                     replay)
+from .replay import expected_records, produce_records, replay
 from .resume import ReplayMismatch, TopicState, inspect_topic
 from .summary import ReplaySummary
 

@@ -16,6 +16,13 @@ import os
 import sys
 from pathlib import Path
 
+from datasets import DatasetFileMissing, get_dataset
+from datasets.cli import parse_params
+
+from .broker import BrokerUnreachable, TopicMismatch
+from .pacing import MissingEventTime, parse_speed
+from .replay import replay
+
 EXIT_OK, EXIT_UNDELIVERED, EXIT_USAGE, EXIT_BROKER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
 
 
@@ -58,12 +65,6 @@ def main(argv: list[str] | None = None) -> int:
     args.dataset = args.dataset or args.dataset_opt
     if not args.dataset:
         parser.error("a dataset is required (python -m datasets list)")
-    from datasets import DatasetFileMissing, get_dataset
-    from datasets.cli import parse_params
-
-    from .pacing import MissingEventTime, parse_speed
-    from .replay import BrokerUnreachable, TopicMismatch, replay
-
     try:
         speed = parse_speed(args.speed) if args.speed is not None else None
         if args.rate is not None and not args.rate > 0:

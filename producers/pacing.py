@@ -12,9 +12,17 @@ from __future__ import annotations
 import re
 import time
 from dataclasses import dataclass
+from typing import Protocol
 
 NS_PER_S = 1_000_000_000
 NS_PER_MS = 1_000_000
+
+
+class Stoppable(Protocol):
+    """Anything with a ``stopped`` flag that another thread or a signal handler sets
+    (``producers.interrupt.StopFlag``)."""
+
+    stopped: bool
 
 
 class MissingEventTime(ValueError):
@@ -93,12 +101,38 @@ def parse_speed(text: str | float) -> float:
     return value
 
 
-def sleep_until(deadline_ns: int, clock=time.perf_counter_ns, stop: list[bool] | None = None) -> None:
+def sleep_until(deadline_ns: int, clock=time.perf_counter_ns, stop: Stoppable | None = None) -> None:
     """Sleep until the monotonic ``clock`` reaches ``deadline_ns`` (Linux timer slack is ~50 us;
     the schedule is open-loop, so an overshoot shows as lag and is caught up, not accumulated).
-    With ``stop``, wake at least every 0.1 s and return early once ``stop[0]`` is set."""
+    With ``stop`` (e.g. ``producers.interrupt.StopFlag``), wake at least every 0.1 s and return
+    early once ``stop.stopped`` is set."""
     while True:
         left = deadline_ns - clock()
-        if left <= 0 or (stop is not None and stop[0]):
+        if left <= 0 or (stop is not None and stop.stopped):
             return
         time.sleep(min(left, NS_PER_S // 10) / NS_PER_S)
+
+
+@dataclass(frozen=True)
+class ScheduleStart:
+    """The schedule start, on the wall clock (the intended send time of record 0) and on the
+    monotonic clock the loop paces by.
+
+    A whole-ms start, so record i is stamped exactly ``start_ms + floor(offset_i in ms)``.
+    """
+
+    epoch_ns: int
+    """Epoch ns of the start, a whole number of ms."""
+    mono_ns: int
+    """The same instant on ``time.perf_counter_ns`` (later than now for a start in the future)."""
+
+    @classmethod
+    def at(cls, start_ms: int | None = None) -> ScheduleStart:
+        """Start at epoch ms ``start_ms``, or now (rounded down to the ms)."""
+        now_epoch_ns = time.time_ns()
+        epoch_ns = (start_ms if start_ms is not None else now_epoch_ns // NS_PER_MS) * NS_PER_MS
+        return cls(epoch_ns, time.perf_counter_ns() + (epoch_ns - now_epoch_ns))
+
+    @property
+    def ms(self) -> int:
+        return self.epoch_ns // NS_PER_MS

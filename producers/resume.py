@@ -21,6 +21,10 @@ import logging
 import time
 from dataclasses import dataclass
 
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+from .broker import BrokerUnreachable
+
 COMPLETE, PREFIX, EMPTY, ABSENT, MISMATCH = "complete", "prefix", "empty", "absent", "mismatch"
 
 
@@ -97,10 +101,6 @@ def inspect_topic(bootstrap_servers: str, topic: str, total: int, partitions: in
 
     Raises: BrokerUnreachable (via the Kafka client) if the broker does not answer in ``timeout_s``.
     """
-    from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
-
-    from .replay import BrokerUnreachable
-
     # A topic created a moment ago (or a broker just restarted) answers NOT_LEADER_FOR_PARTITION or
     # LEADER_NOT_AVAILABLE for a while: retried until the timeout.
     transient = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
@@ -130,8 +130,6 @@ def inspect_topic(bootstrap_servers: str, topic: str, total: int, partitions: in
 def first_timestamp_ms(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> int | None:
     """Kafka timestamp of record 0 (partition 0, offset 0): the schedule start of the replay that
     wrote the topic. None if partition 0 is empty."""
-    from confluent_kafka import Consumer, TopicPartition
-
     c = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "bench-inspect",
                   "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger("producers"))
     try:
