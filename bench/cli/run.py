@@ -166,7 +166,7 @@ def _report(summaries: list[dict], as_json: bool) -> int:
 
 
 def handle_run(args) -> int:
-    return _run_many(args, [args.grouping.strip().upper()], single=True)
+    return _run_many(args, [args.grouping.strip()], single=True)  # prepare() resolves the name (canonical_grouping)
 
 
 def handle_run_all(args) -> int:
