@@ -12,6 +12,9 @@ What the base class does for every grouping:
 - normalises keys (`str()` of a non-string; None is rejected);
 - keeps `loads`, the tuples this instance has sent to each worker;
 - pickling and equality of the whole state (Spark checkpoints the groupings).
+
+A grouping of one's own package subclasses `Grouping` too; docs/extending.md gives the contract
+(deterministic, state that pickles, instances that share nothing) and how to register it.
 """
 
 from __future__ import annotations

@@ -1,0 +1,73 @@
+"""`bench run` on the real stack runs a plugin grouping like a built-in one: the toy grouping,
+registered only by the dist-info folder under tests/plugins/toy_site and found through PYTHONPATH by
+the driver and by Spark's Python workers, routes every record of the e2e input topic, and its
+per-worker loads equal the simulator's over the same topic.
+
+The run is a subprocess: the test session's Spark JVM (fixture `spark`) may have started before
+PYTHONPATH named the plugin, and its workers inherit the environment the JVM started with."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from bench.__main__ import main as bench_main
+from tests.conftest import E2E_DATASET, E2E_FAST, E2E_MALFORMED
+from tests.plugins.conftest import TOY_NAME
+
+pytestmark = [pytest.mark.integration, pytest.mark.spark]
+
+PARAM = "first_worker=1"
+"""A parameter of the plugin, passed the same way to both runs."""
+
+
+def run_on_spark(stack, topic: str, results, run_id: str) -> dict:
+    """`python -m bench run` of the toy grouping, by its entry-point name, over `topic`; its summary."""
+    fast = E2E_FAST
+    cmd = [sys.executable, "-m", "bench", "run", "--grouping", "round_robin_key", "--param", PARAM,
+           "--dataset", E2E_DATASET, "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local[2]",
+           "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
+           "--influx-database", stack.influx_database, "--results-dir", str(results), "--no-progress",
+           "--workers", str(fast["workers"]), "--splitters", str(fast["splitters"]),
+           "--aggregators", str(fast["aggregators"]), "--cost-ms", "0",
+           "--worker-window-s", str(fast["worker_window_s"]), "--aggregator-window-s", str(fast["aggregator_window_s"]),
+           "--watermark-delay-s", str(fast["watermark_delay_s"]), "--observer-tick-s", str(fast["observer_tick_s"]),
+           "--trigger-s", str(fast["trigger_s"]), "--timeout-s", str(fast["timeout_s"])]
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=os.environ.copy())
+    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
+    return json.loads((results / run_id / "summary.json").read_text())
+
+
+def simulate_topic(stack, topic: str, results, monkeypatch) -> dict:
+    """`bench simulate --from-topic` of the toy grouping with the run's W and S; its summary."""
+    monkeypatch.setattr("bench.results.record.RESULTS_DIR", results)
+    assert bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", stack.bootstrap_servers,
+                       "--dataset", E2E_DATASET, "--grouping", TOY_NAME, "--param", PARAM,
+                       "--workers", str(E2E_FAST["workers"]), "--splitters", str(E2E_FAST["splitters"]),
+                       "--run-id", "sim-toy", "--no-progress"]) == 0
+    return json.loads((results / "sim-toy" / "summary.json").read_text())
+
+
+def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_topic, toy_plugin, tmp_path,
+                                                                  monkeypatch):
+    stream = run_on_spark(stack, input_topic.name, tmp_path / "run", f"plugin-{int(time.time())}")
+    assert stream["status"] == "completed", stream.get("error")
+    assert stream["grouping"] == TOY_NAME
+    assert all(v is not False for v in stream["checks"].values()), stream["checks"]
+    assert stream["exact"]["total_count"] == stream["reference"]["total_count"] == input_topic.total
+    assert stream["dead_letters"] == len(E2E_MALFORMED)
+
+    simulated = simulate_topic(stack, input_topic.name, tmp_path / "sim", monkeypatch)
+    sim, real = simulated["exact"], stream["exact"]
+    assert sim["total_count"] == input_topic.total
+    assert sim["worker_loads"] == real["worker_loads"]
+    assert sim["worker_tuples"] == real["worker_tuples"]
+    assert (sim["pairs"], sim["keys"]) == (real["pairs"], real["keys"])
+    # ROUND_ROBIN_KEY keeps each key on one worker per splitter instance: S = 4 instances deal the
+    # keys in turn from worker 1, so no worker is idle.
+    assert min(real["worker_tuples"]) > 0
