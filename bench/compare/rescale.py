@@ -199,22 +199,7 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
                     ax.axvspan(start, end, color=palette[routing], alpha=0.15, linewidth=0)
                     if request is not None:
                         ax.axvline(request, color="grey", linestyle=":", linewidth=0.8)
-        axes[0, col].set_title(cell, fontsize=10)
-        tps = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), "throughput_tps"],
-                            errors="coerce").dropna()
-        axes[0, col].set_ylim(0, 1.1 * float(tps.max()) if not tps.empty and tps.max() > 0 else 1.0)
-        lat_all = pd.to_numeric(m.loc[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"]), _LATENCY],
-                                errors="coerce").dropna()
-        if not lat_all.empty and lat_all.min() > 0 and lat_all.max() / lat_all.min() > 20:
-            axes[1, col].set_yscale("log")
-        else:
-            axes[1, col].set_ylim(bottom=0, top=max(1.0, float(lat_all.max()) * 1.5) if not lat_all.empty else 1.0)
-        axes[rows - 1, col].set_xlabel("wall clock since the run's start (s)" if cell.endswith(SPARK)
-                                       else "event time since start (s)")
-        if share:
-            axes[2, col].set_ylim(-0.05, 1.05)
-        for ax in axes[:, col]:
-            ax.grid(alpha=0.3)
+        _scale_column(axes[:, col], cell, m[m["run_id"].isin(ev.loc[ev["cell"] == cell, "run_id"])], share)
     axes[0, 0].set_ylabel("throughput (tuples/s)")
     axes[1, 0].set_ylabel("worst latency in the tick (ms)")
     if share:
@@ -225,6 +210,25 @@ def timeline_figure(metrics: pd.DataFrame, events: pd.DataFrame, dataset: str) -
                   + (";\nSpark: the pause, from the stop to the end of the switch batch" if spark else "") + ")",
                  fontsize=11)
     return fig
+
+
+def _scale_column(axes, cell: str, m: pd.DataFrame, share: bool) -> None:
+    """Title, axes' limits and x label of one protocol cell's column of `timeline_figure`; `m`: the
+    ticks of the cell's runs. The latency axis is logarithmic when it spans more than 20x."""
+    axes[0].set_title(cell, fontsize=10)
+    tps = pd.to_numeric(m["throughput_tps"], errors="coerce").dropna()
+    axes[0].set_ylim(0, 1.1 * float(tps.max()) if not tps.empty and tps.max() > 0 else 1.0)
+    lat_all = pd.to_numeric(m[_LATENCY], errors="coerce").dropna()
+    if not lat_all.empty and lat_all.min() > 0 and lat_all.max() / lat_all.min() > 20:
+        axes[1].set_yscale("log")
+    else:
+        axes[1].set_ylim(bottom=0, top=max(1.0, float(lat_all.max()) * 1.5) if not lat_all.empty else 1.0)
+    axes[-1].set_xlabel("wall clock since the run's start (s)" if cell.endswith(SPARK)
+                        else "event time since start (s)")
+    if share:
+        axes[2].set_ylim(-0.05, 1.05)
+    for ax in axes:
+        ax.grid(alpha=0.3)
 
 
 def costs_figure(events: pd.DataFrame, dataset: str) -> Figure | None:

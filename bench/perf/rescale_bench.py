@@ -6,8 +6,8 @@ same conditions, beside the simulator's figures for the same topic and schedule.
   evenly; every run reads it as fast as it can. The event is `W -> W + 2` workers half-way through
   the topic's Kafka timestamps, so about half of the batches come after it.
 - Spark: every routing x every protocol that runs on Spark (bench/rescale/setup.py
-  SPARK_PROTOCOLS; HANDOFF once per `--handoff-batches`, 1 and 64 by default), `--runs` times. Each run is a `bench run` process of its own (its own Spark
-  JVM, as a user runs it). The cells are interleaved round by round, so that a change of the
+  SPARK_PROTOCOLS; HANDOFF once per `--handoff-batches`, 1 and 64 by default), `--runs` times.
+  Each run is a `bench run` process of its own (its own Spark JVM, as a user runs it). The cells are interleaved round by round, so that a change of the
   machine's load hits every protocol alike. The load average before and after each run is recorded.
 - Simulator: every protocol of part 1 (HANDOFF with batch 1 and 64) once per routing,
   `bench simulate --from-topic` on the same topic with the same schedule, with the calibrated cost

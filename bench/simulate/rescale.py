@@ -93,12 +93,37 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
     validate(config, grouping, workers, params, int(table.ts_ms.max()) - t_first)
     units = Units(grouping, workers, params, [str(k) for k in table.keys])
     cl = SimCluster(table, units, splitters, config.cost, config.state_bytes)
-    events: list[dict] = []
-    pending = list(config.events)
-    state = {"protocol": None, "record": None, "workers": tuple(units.g.workers)}
+    rescales = _Rescales(cl, units, config, grouping, t_first)
+    _dispatch(cl, table)
+    events = rescales.events
+    if rescales.pending or (config.events and len(events) < len(config.events)):
+        raise RuntimeError("a rescale did not finish")
+    violations, per_tuple_bad, final_state = _replay(cl, table, units)
+    finish = cl.start + config.cost.tuple_work_ms
+    event_figures(events, table, cl, finish, per_tuple_bad, t_first)
+    at_old = old_owner_share(events, table, cl, units, t_first)
+    num_workers = int(cl.worker.max()) + 1 if len(table) else workers
+    return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers,
+                         at_old)
 
-    def start_event(t: float) -> None:
-        ev = pending.pop(0)
+
+class _Rescales:
+    """The schedule's events on the cluster, one at a time: each starts its protocol at its time (or
+    when the previous one is done) and records the event's figures when the protocol finishes."""
+
+    def __init__(self, cl: SimCluster, units: Units, config: RescaleConfig, grouping: str, t_first: int):
+        self.cl, self.units, self.config, self.grouping, self.t_first = cl, units, config, grouping, t_first
+        self.events: list[dict] = []
+        self.pending = list(config.events)
+        self.protocol = None
+        self.record: dict | None = None
+        cl.finished = self.finished
+        if self.pending:
+            cl.at(t_first + self.pending[0].at_ms, self.start_event)
+
+    def start_event(self, t: float) -> None:
+        cl, units, config = self.cl, self.units, self.config
+        ev = self.pending.pop(0)
         before = tuple(units.g.workers)
         old = list(cl.owner_old)
         new = units.reschedule(ev.target)
@@ -106,30 +131,31 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
         stateful = frozenset(u for u in moved if cl.unit_entries[u])
         cl.begin_event(new)
         proto = make_protocol(config.protocol, config.cost, batch=config.handoff_batch, faults=config.faults)
-        rec = {"at_ms": ev.at_ms, "event": ev.label(), "started_ms": t - t_first, "protocol": proto.name,
-               "routing": grouping, "workers_before": len(before), "workers_after": len(units.g.workers),
+        rec = {"at_ms": ev.at_ms, "event": ev.label(), "started_ms": t - self.t_first, "protocol": proto.name,
+               "routing": self.grouping, "workers_before": len(before), "workers_after": len(units.g.workers),
                "worker_ids_before": list(before), "worker_ids_after": list(units.g.workers),
                "moved_groups": len(moved), "units": "keys" if units.by_key else "groups",
                "groups": units.count}
         rec["_moved"], rec["_old"] = np.array([old[u] != new[u] for u in range(units.count)]), np.array(old)
-        state["protocol"], state["record"] = proto, rec
+        self.protocol, self.record = proto, rec
         proto.start(cl, Move(old, new, before, tuple(units.g.workers), moved, stateful), t)
 
-    def finished(t: float) -> None:
-        proto, rec = state["protocol"], state["record"]
-        rec["done_ms"] = t - t_first
+    def finished(self, t: float) -> None:
+        proto, rec = self.protocol, self.record
+        rec["done_ms"] = t - self.t_first
         rec.update(proto.figures)
         rec["moved_keys"] = proto.figures["state_entries_moved"]
         rec["steps"] = {k: v for k, v in proto.steps.items()}
-        events.append(rec)
-        cl.end_event()
-        if pending:
-            nxt = max(t, t_first + pending[0].at_ms)
-            cl.at(nxt, start_event)
+        self.events.append(rec)
+        self.cl.end_event()
+        if self.pending:
+            nxt = max(t, self.t_first + self.pending[0].at_ms)
+            self.cl.at(nxt, self.start_event)
 
-    cl.finished = finished
-    if pending:
-        cl.at(t_first + pending[0].at_ms, start_event)
+
+def _dispatch(cl: SimCluster, table: TupleTable) -> None:
+    """Every tuple to its router in event-time order (ties in table order), the cluster's scheduled
+    actions run before each tuple that comes after them; then every action left."""
     order = np.lexsort((np.arange(len(table)), table.ts_ms))
     ts = table.ts_ms.astype(np.float64).tolist()
     heap, dispatch = cl.heap, cl.dispatch
@@ -141,15 +167,6 @@ def simulate(table: TupleTable, grouping: str, workers: int, splitters: int, par
         dispatch(j, t)
     cl.run_until(float("inf"))
     cl.close()
-    if pending or (config.events and len(events) < len(config.events)):
-        raise RuntimeError("a rescale did not finish")
-    violations, per_tuple_bad, final_state = _replay(cl, table, units)
-    finish = cl.start + config.cost.tuple_work_ms
-    event_figures(events, table, cl, finish, per_tuple_bad, t_first)
-    at_old = old_owner_share(events, table, cl, units, t_first)
-    num_workers = int(cl.worker.max()) + 1 if len(table) else workers
-    return RescaleResult(cl.worker, finish, cl.held, cl.was_held, events, final_state, violations, num_workers,
-                         at_old)
 
 
 def _replay(cl: SimCluster, table: TupleTable, units: Units):
@@ -192,24 +209,38 @@ def _replay(cl: SimCluster, table: TupleTable, units: Units):
             st[2], st[3] = min(st[2], ts[i]), max(st[3], ts[i])
         else:
             _, _, kind, w, us = ctl[i - m]
-            for u in us:
-                if kind == EXTRACT:
-                    if holder[u] != w:
-                        raise RuntimeError(f"worker {w} handed over unit {u} that it does not hold ({holder[u]})")
-                    holder[u] = -1
-                    for k in keys_of_unit.get(u, ()):
-                        if k in state:
-                            state[k][0] = -1
-                else:
-                    if holder[u] != -1:
-                        raise RuntimeError(f"worker {w} installed unit {u} that is not in transit ({holder[u]})")
-                    holder[u] = w
-                    for k in keys_of_unit.get(u, ()):
-                        if k in state:
-                            state[k][0] = w
+            _hand_over(kind, w, us, holder, keys_of_unit, state)
+    return violations, bad, _state_columns(table, state, stray)
+
+
+def _hand_over(kind, worker: int, units, holder: list[int], keys_of_unit: dict[int, list[int]],
+               state: dict[int, list]) -> None:
+    """A control operation of the replay: `worker` extracts (`EXTRACT`: the units' state goes in
+    transit, holder -1) or installs `units`. Raises: RuntimeError: a worker handed over a unit it
+    does not hold, or installed one that is not in transit (a protocol's bug)."""
+    for u in units:
+        if kind == EXTRACT:
+            if holder[u] != worker:
+                raise RuntimeError(f"worker {worker} handed over unit {u} that it does not hold ({holder[u]})")
+            holder[u] = -1
+            for k in keys_of_unit.get(u, ()):
+                if k in state:
+                    state[k][0] = -1
+        else:
+            if holder[u] != -1:
+                raise RuntimeError(f"worker {worker} installed unit {u} that is not in transit ({holder[u]})")
+            holder[u] = worker
+            for k in keys_of_unit.get(u, ()):
+                if k in state:
+                    state[k][0] = worker
+
+
+def _state_columns(table: TupleTable, state: dict[int, list], stray: dict[tuple[int, int], list]) -> dict:
+    """The final state (`RescaleResult.state`): one row per (key, worker) entry, the owners' and the
+    stray ones, by key then worker (as `engine.worker_state`)."""
     rows = [(k, *v) for k, v in state.items()] + [(k, w, *v) for (k, w), v in stray.items()]
     rows.sort(key=lambda r: (str(table.keys[r[0]]), r[1]))  # by key, then worker (as worker_state)
-    out = {
+    return {
         "key": [str(table.keys[r[0]]) for r in rows],
         "worker": [int(r[1]) for r in rows],
         "count": [int(r[2]) for r in rows],
@@ -217,4 +248,3 @@ def _replay(cl: SimCluster, table: TupleTable, units: Units):
         "first_ts_ms": [int(r[4]) for r in rows],
         "last_ts_ms": [int(r[5]) for r in rows],
     }
-    return violations, bad, out
