@@ -9,7 +9,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 STAMP  := $(VENV)/.installed
 
-# Bench parameters (see `python -m bench run --help`); ARGS passes any other option verbatim.
+# Bench parameters: each passes one flag of `python -m bench run` (docs/settings.md, generated from
+# the settings' dataclasses; tests/bench/test_settings.py checks this block against them). ARGS passes
+# any other option verbatim.
 GROUPING ?= DYNAMIC_KEY
 GROUPINGS ?=
 DATASET  ?=

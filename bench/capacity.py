@@ -28,6 +28,10 @@ from pathlib import Path
 
 import numpy as np
 
+from bench.observer.influx import one_line, write_points
+from bench.run import RunOptions, default_master, prepare, run_stream, warm_up
+from bench.topology.session import build_session
+
 MAX_P99_MS = 10_000.0
 """Default processing-latency bound of a step, ms. The topology is a micro-batch engine: on two
 cores a batch takes 2-3 s even with a few hundred records (five stages of ten tasks, three in
@@ -228,8 +232,6 @@ def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str
 
 def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print) -> list[dict]:
     """One repetition of one grouping at one cost: each rate in turn until a step does not hold."""
-    from bench.run import RunOptions, prepare, run_stream
-
     steps = []
     for rate in options.rates_for(cost_ms):
         run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-k{rep}".replace(".", "_")
@@ -247,8 +249,6 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
         log(f"  -> {step['why']} (p99 {'-' if p99 is None else f'{p99:,.0f}'} ms, "
             f"lag slope {'-' if slope is None else f'{slope:,.1f}'} rec/s)")
         if prepared.influx_url:
-            from bench.observer.influx import one_line, write_points
-
             try:
                 write_points(prepared.influx_url, prepared.influx_database,
                              [step_point(step, grouping, cost_ms, rep, options.dataset, options.experiment_id)])
@@ -262,11 +262,6 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
 
 def run_capacity(options: CapacityOptions, log=print) -> dict:
     """Every ladder; returns the capacity record (also written by the CLI)."""
-    from bench.run import default_master
-    from bench.topology.session import build_session
-
-    from bench.run import RunOptions, prepare, warm_up
-
     spark = build_session(default_master(options.workers, 10, 10), 10)
     ladders = []
     try:
@@ -327,10 +322,11 @@ def capacity_figure(record: dict):
     """p99 processing latency against input rate, one line per grouping (median over the
     repetitions that ran the step), one panel per cost; under a cost, each grouping's hot-worker
     bound as a dotted vertical line of its colour."""
+    # deferred: matplotlib takes about a second to import; only the capacity record's figure needs it
     import matplotlib
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # deferred: after matplotlib.use("Agg")
 
     costs = sorted({lad["cost_ms"] for lad in record["ladders"]})
     fig, axes = plt.subplots(1, len(costs), figsize=(6 * len(costs), 4.5), squeeze=False)

@@ -7,7 +7,9 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.capacity import MAX_LAG_GROWTH, MAX_P99_MS
+from bench.capacity import (MAX_LAG_GROWTH, MAX_P99_MS, CapacityOptions, Thresholds, capacity_figure,
+                            format_capacity_table, run_capacity)
+from bench.results import record
 
 
 def _floats(text: str) -> list[float]:
@@ -42,11 +44,8 @@ def add_parsers(subparsers) -> None:
 
 
 def main(args) -> int:
-    from bench.capacity import CapacityOptions, Thresholds, capacity_figure, format_capacity_table, run_capacity
-    from bench.results.record import RESULTS_DIR
-
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
-    out = args.out or Path(RESULTS_DIR) / "capacity" / stamp
+    out = args.out or Path(record.RESULTS_DIR) / "capacity" / stamp
     rates = _floats(args.rates) if args.rates is not None else None
     if rates is not None and (not rates or rates != sorted(rates) or rates[0] <= 0):
         print("error: --rates must be positive and ascending", file=sys.stderr)

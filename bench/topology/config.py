@@ -2,21 +2,25 @@
 
 Defaults are the reference's (dkg-reference.md §12) where it has one: 10 splitters, 10 aggregators,
 1 ms of simulated cost per tuple, 15 s worker windows, 60 s aggregator windows.
+
+Each knob a user sets is declared once, as a field of `TopologySettings` whose metadata
+(`setting(...)`) says its help, unit and flag: the command line's flags (`bench/cli/run.py`),
+`docs/settings.md` and the README's table of Makefile variables are made from these fields, and
+`bench.run.RunOptions` and `TopologyConfig` inherit them.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+import functools
+import types
+import typing
+from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from pathlib import Path
+from typing import Any
+
+from groupings import GROUPINGS
 
 GROUPING_CLOCKS = ("kafka", "processing")
-
-TOPOLOGY_KNOBS = ("workers", "splitters", "aggregators", "cost_ms", "cost_every", "worker_window_s",
-                  "aggregator_window_s", "watermark_delay_s", "max_offsets_per_trigger", "trigger_s",
-                  "grouping_clock", "max_key_bytes", "worker_state")
-"""The fields a user sets per run (`bench.run.RunOptions` carries them under the same names and
-takes its defaults from here); the other fields are derived when the run starts."""
-
 
 MAX_KEY_BYTES = 1024
 """Default bound on a key's UTF-8 length (`--max-key-bytes`): a record with a longer key is a dead
@@ -29,36 +33,154 @@ INVALID_UTF8 = "invalid UTF-8"
 KEY_TOO_LONG = "key too long"
 
 
+# -- settings: one declaration per knob -----------------------------------------------------------
+
+AS_DECLARED: Any = type("AsDeclared", (), {"__repr__": lambda self: "AS_DECLARED"})()
+"""`Setting.cli_default` when the command line's default is the field's own."""
+
 @dataclass(frozen=True)
-class TopologyConfig:
+class Setting:
+    """What a setting says of itself, kept in its dataclass field's metadata (`setting(...)`).
+
+    The flag's help reads `<help>[, <unit>][ (default <value or default_text>)][; <details>]`.
+    """
+
+    help: str
+    unit: str = ""
+    """Of the value: `ms`, `s`, `records/s`, `UTF-8 bytes`; empty for counts and names."""
+    flag: str | None = ""
+    """"": `--<name>` (dashes for underscores), `--no-<name>` for a switch that is on by default;
+    another string: that flag; None: no flag (set by the code that builds the options)."""
+    cli_default: Any = AS_DECLARED
+    """The command line's default where it differs from the dataclass's (`--rate`: 500 records/s on
+    the command line, as fast as possible for a caller that gives none)."""
+    zero_is_none: bool = False
+    """The flag's 0 means None (`--rate 0`: as fast as possible, `--limit 0`: every record)."""
+    default_text: str = ""
+    """How the help states a default that is not a value (`S`, `the local stack's`)."""
+    details: str = ""
+    metavar: str | None = None
+    choices: tuple[str, ...] | None = None
+    makefile: str = ""
+    """The Makefile variable that passes this flag (`WORKERS`), if any."""
+    commands: tuple[str, ...] = ()
+    """The commands that take the flag (`run`, `run-all`); empty: every command of the settings."""
+    command_help: tuple[tuple[str, str], ...] = ()
+    """(command, help) where a command says it otherwise (`--run-id` of run-all: a prefix)."""
+
+    def flag_for(self, f: Field) -> str | None:
+        """The flag of field `f` (its name, dashed; `--no-<name>` for a switch on by default), or None."""
+        if self.flag != "":
+            return self.flag
+        if f.default is True:
+            return f"--no-{f.name.replace('_', '-')}"
+        return f"--{f.name.replace('_', '-')}"
+
+    def default_for(self, f: Field) -> Any:
+        """The value a command line that does not give the flag leaves in the field."""
+        if self.cli_default is not AS_DECLARED:
+            return self.cli_default
+        if f.default_factory is not MISSING:
+            return f.default_factory()
+        return None if f.default is MISSING else f.default
+
+    @property
+    def meaning(self) -> str:
+        return f"{self.help}; {self.details}" if self.details else self.help
+
+    @staticmethod
+    def show(value: Any) -> str:
+        """A default as the help and the docs write it: `500`, `1.5`, `kafka`."""
+        return f"{value:g}" if isinstance(value, float) else str(value)
+
+    def help_for(self, f: Field, command: str = "") -> str:
+        """The flag's help text (`command`: the command whose flag it is, for `command_help`)."""
+        text = dict(self.command_help).get(command, self.help) + (f", {self.unit}" if self.unit else "")
+        default = self.default_for(f)
+        if self.default_text:
+            text += f" (default: {self.default_text})"
+        elif not (isinstance(default, bool) or default is None or default == "" or default == {}):
+            text += f" (default {self.show(default)})"
+        return f"{text}; {self.details}" if self.details else text
+
+
+def setting(help: str, unit: str = "", **more: Any) -> dict[str, Setting]:
+    """Field metadata declaring a setting: `field(default=..., metadata=setting("help", "ms"))`."""
+    return {"setting": Setting(help, unit, **more)}
+
+
+def settings_of(cls: type) -> list[tuple[Field, Setting]]:
+    """The fields of dataclass `cls` that are settings, in declaration order (inherited first)."""
+    return [(f, f.metadata["setting"]) for f in fields(cls) if "setting" in f.metadata]
+
+
+@functools.cache
+def _type_hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)  # evaluates the annotations' text: 4 ms a call
+
+
+def value_type(cls: type, f: Field) -> type:
+    """The type of field `f`'s values without None: int, float, str, bool, dict or Path."""
+    hint = _type_hints(cls)[f.name]
+    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
+        hint = next(a for a in typing.get_args(hint) if a is not type(None))
+    return typing.get_origin(hint) or hint
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopologySettings:
+    """The topology's knobs a user sets per run: the grouping and dataset, parallelism, cost,
+    windows and trigger. `bench.run.RunOptions` adds the run's own settings, `TopologyConfig` the
+    values derived when a run starts (its id, topic, folders)."""
+
+    grouping: str = field(metadata=setting(" | ".join(GROUPINGS), cli_default="DYNAMIC_KEY", makefile="GROUPING",
+                                           commands=("run",),
+                                           details="or an installed plugin's name, or package.module:Class"))
+    dataset: str = field(metadata=setting("dataset name", cli_default="NYC_FLIGHTS", makefile="DATASET",
+                                          details="python -m datasets list lists them"))
+    dataset_params: dict = field(default_factory=dict, metadata=setting(
+        "dataset parameter, repeatable", flag="--dataset-param", metavar="K=V"))
+    grouping_params: dict = field(default_factory=dict, metadata=setting(
+        "grouping parameter, repeatable", flag="--param", metavar="K=V"))
+    workers: int = field(default=10, metadata=setting("worker tasks W", makefile="WORKERS"))
+    splitters: int = field(default=10, metadata=setting("splitter instances S = grouping instances",
+                                                        makefile="SPLITTERS"))
+    aggregators: int = field(default=10, metadata=setting("aggregator partitions A"))
+    cost_ms: float = field(default=1.0, metadata=setting("simulated processing cost per tuple", "ms",
+                                                         makefile="COST_MS"))
+    cost_every: int = field(default=1, metadata=setting("sleep --cost-ms once every K tuples, the reference's xK"))
+    worker_window_s: int = field(default=15, metadata=setting("worker tumbling window", "s"))
+    aggregator_window_s: int = field(default=60, metadata=setting("aggregator tumbling window", "s"))
+    watermark_delay_s: int = field(default=10, metadata=setting("event-time watermark delay", "s"))
+    max_offsets_per_trigger: int | None = field(default=None, metadata=setting(
+        "Kafka records per micro-batch at most"))
+    trigger_s: float = field(default=1.0, metadata=setting("micro-batch trigger interval", "s"))
+    grouping_clock: str = field(default="kafka", metadata=setting(
+        "grouping clock: the tuple's Kafka timestamp or wall time at the splitter", choices=GROUPING_CLOCKS))
+    max_key_bytes: int = field(default=MAX_KEY_BYTES, metadata=setting(
+        "longest key", "UTF-8 bytes", details="a record with a longer key is a dead letter, reason 'key too long'"))
+    worker_state: bool = field(default=False, metadata=setting(
+        "each worker keeps its per-key state in Spark's state store and the run writes it to state.parquet "
+        "(one more stateful stage per batch; a --rescale run always keeps it)"))
+    """Off by default: the extra stateful stage made a paced run's micro-batches 1.75 -> 3.1 s
+    (median) and its LAT p99 3.7 -> 5.6 s (make bench, 2026-11-25); a rescale run turns it on (the
+    state is what a rescale moves; `bench.topology.worker_state`)."""
+
+
+def topology_settings(options: TopologySettings) -> dict[str, Any]:
+    """The values of `options`' topology settings, by name (to build a `TopologyConfig`)."""
+    return {f.name: getattr(options, f.name) for f in fields(TopologySettings)}
+
+
+@dataclass(frozen=True, kw_only=True)
+class TopologyConfig(TopologySettings):
     """One run of the topology. Build it, call `validate()`, then hand it to `bench.topology.job`."""
 
     run_id: str
-    grouping: str
-    dataset: str
     topic: str
     bootstrap_servers: str
     checkpoint_dir: Path
     results_dir: Path
-    grouping_params: dict = field(default_factory=dict)
-    dataset_params: dict = field(default_factory=dict)
-    workers: int = 10
-    splitters: int = 10
-    aggregators: int = 10
-    cost_ms: float = 1.0
-    cost_every: int = 1
-    worker_window_s: int = 15
-    aggregator_window_s: int = 60
-    watermark_delay_s: int = 10
-    max_offsets_per_trigger: int | None = None
-    trigger_s: float = 1.0
-    grouping_clock: str = "kafka"
-    max_key_bytes: int = MAX_KEY_BYTES
-    worker_state: bool = False
-    """Each worker keeps its per-key state in Spark's state store (`bench.topology.worker_state`),
-    and a completed run writes it to state.parquet. Off by default: the extra stateful stage made
-    a paced run's micro-batches 1.75 -> 3.1 s (median) and its LAT p99 3.7 -> 5.6 s (make bench,
-    2026-11-25); a rescale run turns it on (the state is what a rescale moves)."""
     max_parallelism: int = 0
     """M: the worker ids the worker stage has partitions and state slots for (0: `workers`). A
     rescale run sizes it for the largest worker count of its schedule, so that a worker added later

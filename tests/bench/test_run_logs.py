@@ -39,7 +39,6 @@ def test_recording_the_input_keeps_the_producers_client_lines_off_the_console(tm
     first reading run's driver.log all the same."""
     from types import SimpleNamespace
 
-    import producers
     from bench.run import record_input
 
     def replay(dataset, topic, *args, **kwargs):
@@ -47,7 +46,7 @@ def test_recording_the_input_keeps_the_producers_client_lines_off_the_console(tm
                                                "idempotence PID from broker: Coordinator load in progress: retrying")
         return SimpleNamespace(ok=True, errors=[])
 
-    monkeypatch.setattr(producers, "replay", replay)
+    monkeypatch.setattr("bench.run.input.replay", replay)  # record_input's producer
     run = SimpleNamespace(topic_exists=False, dataset=SimpleNamespace(name="NYC_FLIGHTS"),
                           options=SimpleNamespace(limit=10, partitions=1, progress=False),
                           config=SimpleNamespace(topic="t", results_dir=tmp_path / "run", bootstrap_servers=None))

@@ -1,0 +1,167 @@
+"""Every check before Spark starts: the grouping, the dataset, the options, the broker, the input
+topic and the topology's configuration (`prepare`). A run that cannot start fails here, in seconds,
+with a `RunError` that says why and what to do."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from bench.rescale.setup import rescale_config
+from bench.results.record import RESULTS_DIR, check_run_id, new_run_id
+from bench.run.options import RunOptions
+from bench.stack import Stack, StackConfig
+from bench.topology.config import TopologyConfig, topology_settings
+from datasets import get_dataset
+from groupings import canonical_grouping, create_grouping
+from producers import BrokerUnreachable, check_broker, expected_records, inspect_topic
+
+
+class RunError(RuntimeError):
+    """A run cannot start or did not complete; the message says why and what to do."""
+
+
+def default_master(workers: int, splitters: int, aggregators: int) -> str:
+    """`local[N]`, N = max(W, S, A): every worker task of a micro-batch has a slot of its own whatever
+    the core count. The simulated cost is a sleep, so W workers run in parallel as Storm's executor
+    threads do; with fewer slots (local[*] on 2 cores) workers wait for a slot and a run measures
+    the slots, not the grouping."""
+    return f"local[{max(workers, splitters, aggregators)}]"
+
+
+def default_topic(options: RunOptions, partitions: int) -> str:
+    """The input topic a dataset replay goes to; the same options give the same topic (run-all)."""
+    params = "".join(f".{k}-{v}" for k, v in sorted(options.dataset_params.items()))
+    rate = "max" if options.rate is None else f"{options.rate:g}"
+    name = f"in.{options.dataset.lower()}{params}.n{options.limit or 'all'}.r{rate}.p{partitions}"
+    return "".join(c if c.isalnum() or c in "._-" else "_" for c in name)[:200]
+
+
+@dataclass
+class Prepared:
+    """A run that passed every check: its options (grouping canonical, partitions and master
+    resolved), its topology configuration and what the checks found on the way."""
+
+    options: RunOptions
+    config: TopologyConfig
+    dataset: object
+    splitter_sql: object
+    run_id: str
+    influx_url: str | None
+    influx_database: str
+    topic_exists: bool
+    stack_started: bool = False
+    replay_total: int | None = None
+    """Records the replay puts in the topic (None: --no-replay, the topic is consumed as it is)."""
+
+
+def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Prepared:
+    """Every check that can fail before Spark starts, in order: grouping, dataset, option values,
+    run id, broker (starting the local stack if `ensure_stack` and no --bootstrap-servers), input
+    topic, topology configuration. Raises RunError with a clear message."""
+    grouping = _checked_grouping(options)
+    dataset, splitter_sql = _checked_dataset(options)
+    _check_values(options)
+    run_id = options.run_id or new_run_id(grouping, dataset.name)
+    try:
+        check_run_id(run_id)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    partitions = options.partitions or options.splitters
+    topic = options.topic or default_topic(options, partitions) + (f".{run_id}" if options.own_topic else "")
+    stack_config = StackConfig.from_env()
+    bootstrap, stack_started = _bootstrap(options, stack_config, ensure_stack, log)
+    topic_exists, replay_total = _input_topic(options, dataset, bootstrap, topic, partitions)
+    config = _topology_config(options, grouping, dataset.name, run_id, topic, bootstrap, topic_exists)
+    influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
+    master = options.master or default_master(options.workers, options.splitters, options.aggregators)
+    return Prepared(options=replace(options, grouping=grouping, partitions=partitions, master=master), config=config,
+                    dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
+                    influx_database=options.influx_database or stack_config.influx_database,
+                    topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
+
+
+def _checked_grouping(options: RunOptions) -> str:
+    """The grouping's canonical name (`groupings.canonical_grouping`: a built-in name in any case, a
+    plugin's entry-point name, `package.module:Class`), built once with the run's parameters."""
+    try:
+        grouping = canonical_grouping(options.grouping)
+    except ValueError as e:
+        raise RunError(str(e)) from None
+    try:
+        create_grouping(grouping, options.workers, start_ms=0, **options.grouping_params)
+    except (TypeError, ValueError) as e:
+        raise RunError(f"grouping {grouping}: {e}") from None
+    return grouping
+
+
+def _checked_dataset(options: RunOptions) -> tuple[object, object]:
+    """(dataset, its splitter's SQL); RunError for an unknown dataset or a bad parameter."""
+    try:
+        dataset = get_dataset(options.dataset, **options.dataset_params)
+        return dataset, dataset.splitter_sql
+    except (TypeError, ValueError) as e:
+        raise RunError(str(e)) from None
+
+
+def _check_values(options: RunOptions) -> None:
+    for name, value in (("--limit", options.limit), ("--rate", options.rate), ("--partitions", options.partitions)):
+        if value is not None and value <= 0:
+            raise RunError(f"{name} must be > 0, got {value}")
+    if options.observer_tick_s <= 0:
+        raise RunError(f"--observer-tick-s must be > 0, got {options.observer_tick_s}")
+
+
+def _bootstrap(options: RunOptions, stack_config: StackConfig, ensure_stack: bool, log) -> tuple[str, bool]:
+    """(Kafka's bootstrap servers, whether this call started the local stack)."""
+    if options.bootstrap_servers is not None:
+        return options.bootstrap_servers, False
+    if ensure_stack:
+        stack = Stack(stack_config)
+        if not all(s.running for s in stack.status()):
+            log("starting the local stack (python -m bench.stack up) ...")
+            stack.up(log=log)
+            return stack_config.bootstrap_servers, True
+    return stack_config.bootstrap_servers, False
+
+
+def _input_topic(options: RunOptions, dataset, bootstrap: str, topic: str, partitions: int) -> tuple[bool, int | None]:
+    """(whether the input topic already holds the whole input, records the replay puts in it or
+    None for --no-replay). RunError: broker unreachable, topic missing or of another shape."""
+    try:
+        admin = check_broker(bootstrap, timeout_s=15)
+    except BrokerUnreachable as e:
+        raise RunError(str(e)) from None
+    md = admin.list_topics(timeout=15)
+    topic_exists = topic in md.topics and md.topics[topic].error is None
+    if not options.replay:
+        if not topic_exists:
+            raise RunError(f"topic {topic!r} does not exist on {bootstrap} (and --no-replay was given): "
+                           "replay a dataset into it first, or drop --no-replay")
+        found = len(md.topics[topic].partitions)
+        if options.partitions is not None and found != options.partitions:
+            raise RunError(f"topic {topic!r} has {found} partitions, not {options.partitions}")
+        return True, None
+    # Complete, a prefix (resumed by run_stream) or something else (an error now, before Spark).
+    replay_total = expected_records(dataset, options.limit)
+    state = inspect_topic(bootstrap, topic, replay_total, partitions, timeout_s=15)
+    if state.state == "mismatch":
+        raise RunError(str(state.mismatch_error(bootstrap))) from None
+    return state.state == "complete", replay_total  # else run_stream (or record_input) replays the rest
+
+
+def _topology_config(options: RunOptions, grouping: str, dataset: str, run_id: str, topic: str, bootstrap: str,
+                     topic_exists: bool) -> TopologyConfig:
+    """The run's `TopologyConfig`, with a rescale run's changes (`bench.rescale.setup`), validated."""
+    results_dir = Path(options.results_dir or RESULTS_DIR) / run_id
+    checkpoint_dir = Path(options.checkpoint_root) / run_id if options.checkpoint_root else results_dir / "checkpoint"
+    settings = {**topology_settings(options), "grouping": grouping, "dataset": dataset,
+                "grouping_params": dict(options.grouping_params), "dataset_params": dict(options.dataset_params)}
+    config = TopologyConfig(**settings, run_id=run_id, topic=topic, bootstrap_servers=bootstrap,
+                            checkpoint_dir=checkpoint_dir, results_dir=results_dir)
+    try:
+        if options.rescale:
+            config = rescale_config(options, config, topic_exists or bool(options.replay and not options.rate))
+        return config.validate()
+    except ValueError as e:
+        raise RunError(str(e)) from None

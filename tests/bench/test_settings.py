@@ -1,0 +1,150 @@
+"""One source of settings: the flags of `bench run` / `bench run-all`, the Makefile's bench
+variables, docs/settings.md and the README's table of Makefile variables all agree with the
+settings' dataclasses (`TopologySettings`, `RunOptions`, `CommandSettings`)."""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import re
+from dataclasses import MISSING, fields
+from pathlib import Path
+
+import pytest
+
+from bench.__main__ import build_parser
+from bench.cli.run import options_from
+from bench.run import CommandSettings, RunOptions
+from bench.run.settings_doc import (BEGIN, END, README, SETTINGS_MD, makefile_settings, makefile_settings_markdown,
+                                    settings_markdown)
+from bench.topology.config import settings_of, value_type
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COMMANDS = ("run", "run-all")
+WITHOUT_FLAG = {"own_topic", "stop_after_batches"}
+"""RunOptions fields that the code building the options sets, not a flag."""
+GIVEN = {"grouping", "run_id", "experiment_id"}
+"""Fields whose flags the command resolves before `options_from` (run-all's run ids, ...)."""
+ARGPARSE_TYPE = {int: int, float: float, Path: Path, str: None}
+
+
+@functools.cache
+def parser(command: str) -> argparse.ArgumentParser:
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    return sub.choices[command]
+
+
+def flags_of(command: str) -> dict[str, argparse.Action]:
+    return {opt: a for a in parser(command)._actions for opt in a.option_strings if opt not in ("-h", "--help")}
+
+
+def declared(command: str) -> dict[str, tuple]:
+    """flag -> (dataclass, field, setting) of every setting `command` takes."""
+    out = {}
+    for cls in (RunOptions, CommandSettings):
+        for f, s in settings_of(cls):
+            flag = s.flag_for(f)
+            if flag is not None and (not s.commands or command in s.commands):
+                out[flag] = (cls, f, s)
+    return out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_flag_is_a_setting_and_every_setting_a_flag(command):
+    assert set(flags_of(command)) == set(declared(command))
+    no_flag = {f.name for f in fields(RunOptions) if f.metadata["setting"].flag_for(f) is None}
+    assert no_flag == WITHOUT_FLAG
+    assert all("setting" in f.metadata for cls in (RunOptions, CommandSettings) for f in fields(cls))
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_each_flag_has_its_settings_type_and_default(command):
+    flags = flags_of(command)
+    for flag, (cls, f, s) in declared(command).items():
+        action, kind = flags[flag], value_type(cls, f)
+        if f.default is not MISSING and f.default is not None:
+            assert isinstance(f.default, kind) or (kind is float and type(f.default) is int), (f.name, f.default)
+        if kind is bool:
+            assert isinstance(action, argparse._StoreTrueAction), flag
+            assert flag == (f"--no-{f.name.replace('_', '-')}" if f.default else f"--{f.name.replace('_', '-')}")
+        elif kind is dict:
+            assert isinstance(action, argparse._AppendAction) and action.default is None, flag
+        else:
+            assert action.type is ARGPARSE_TYPE[kind], (flag, action.type, kind)
+            assert action.default == s.default_for(f) and type(action.default) is type(s.default_for(f)), flag
+            assert action.choices == s.choices, flag
+
+
+def test_the_options_read_back_from_the_flags_are_the_settings_defaults():
+    args = parser("run").parse_args([])
+    options = options_from(args, "KEY", "r", "e")
+    for f, s in settings_of(RunOptions):
+        if f.name in GIVEN | WITHOUT_FLAG:
+            continue
+        default = s.default_for(f)
+        expected = (default or None) if s.zero_is_none else default
+        assert getattr(options, f.name) == expected, f.name
+    assert options.own_topic  # a paced run into the derived topic
+    zero = options_from(parser("run").parse_args(["--rate", "0", "--limit", "0"]), "KEY", None)
+    assert zero.rate is None and zero.limit is None and not zero.own_topic
+
+
+def sample(kind: type, default):
+    """A value of `kind` other than `default`, and how the command line writes it."""
+    if kind is int:
+        return (default or 0) + 3, str((default or 0) + 3)
+    if kind is float:
+        return (default or 0.0) + 0.25, str((default or 0.0) + 0.25)
+    if kind is Path:
+        return Path("/tmp/x"), "/tmp/x"
+    return "processing" if default == "kafka" else "text", "processing" if default == "kafka" else "text"
+
+
+def test_each_flag_sets_its_field():
+    """Every flag given on the command line reaches its RunOptions field, with the field's type."""
+    for flag, (cls, f, s) in declared("run").items():
+        if cls is not RunOptions or f.name in GIVEN:
+            continue
+        kind = value_type(cls, f)
+        if kind is bool:
+            argv, expected = [flag], not f.default
+        elif kind is dict:
+            argv, expected = [flag, "k=2", flag, "x-y=a"], {"k": 2, "x_y": "a"}
+        else:
+            expected, text = sample(kind, s.default_for(f))
+            argv = [flag, text]
+        options = options_from(parser("run").parse_args(argv), "KEY", None)
+        assert getattr(options, f.name) == expected, (flag, getattr(options, f.name), expected)
+
+
+def makefile_pairs() -> set[tuple[str, str]]:
+    """(variable, flag) of the Makefile's bench parameters: BENCH_OPTS and the bench recipes."""
+    text = (REPO_ROOT / "Makefile").read_text().replace("\\\n", " ")
+    block = re.search(r"^BENCH_OPTS\s*=(.*)$", text, re.M).group(1)
+    recipes = re.findall(r"^bench(?:-all)?:.*\n\t(.*)$", text, re.M)
+    pairs = set(re.findall(r"\$\(if \$\((\w+)\),(--[\w-]+) \$\(\1\)\)", block + " ".join(recipes)))
+    pairs |= {(var, flag) for recipe in recipes for flag, var in re.findall(r"(--[\w-]+) \$\((\w+)\)", recipe)}
+    return pairs
+
+
+def test_every_makefile_bench_variable_passes_an_existing_flag():
+    pairs = makefile_pairs()
+    assert ("WORKERS", "--workers") in pairs and ("GROUPING", "--grouping") in pairs
+    flags = set(flags_of("run")) | set(flags_of("run-all"))
+    assert {flag for _, flag in pairs} <= flags
+    assert pairs == {(variable, flag) for variable, flag, _, _ in makefile_settings()}
+    default = re.search(r"^GROUPING \?= (\S+)", (REPO_ROOT / "Makefile").read_text(), re.M).group(1)
+    assert default == parser("run").get_default("grouping")
+
+
+def test_docs_settings_md_is_generated_from_the_dataclasses():
+    assert SETTINGS_MD.read_text() == settings_markdown(), \
+        "docs/settings.md is out of date: python -m bench.run.settings_doc --write"
+
+
+def test_the_readme_table_of_makefile_variables_is_generated():
+    readme = README.read_text()
+    assert BEGIN in readme and END in readme, f"README.md has no {BEGIN} ... {END} block"
+    block = readme.split(BEGIN, 1)[1].split(END, 1)[0]
+    assert block.strip() == makefile_settings_markdown().strip(), \
+        "README.md's table of Makefile variables is out of date: python -m bench.run.settings_doc --write"
