@@ -7,7 +7,7 @@ Two clocks. The schedule and `started_ms` / `done_ms` are on the Kafka-timestamp
 simulator); what a rescale costs a running query happens on the driver's wall clock: from the stop
 (`stop_wall_ms`, journalled by bench/rescale/stop_the_world.py) to the end of the switch batch,
 `stop_wall_ms + pause_ms` (`resumed_wall_ms`). The figures here are on the wall clock, from the
-observer's per-batch facts (bench/observer/observer.py `batch_figures`): a batch's tuples count as
+observer's per-batch facts (bench/observer/batches.py `batch_figures`): a batch's tuples count as
 finished at the end of its batch (`end_ms`: the start of its progress plus `triggerExecution`).
 """
 
