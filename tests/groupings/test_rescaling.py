@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from groupings import create_grouping
-from groupings.rescaling import CostModel, check_schedule, make_protocol, parse_schedule
+from groupings.rescaling import CostModel, check_schedule, handoff_rounds, make_protocol, parse_schedule
 from groupings.rescaling.schedule import RescaleEvent
 
 
@@ -72,3 +72,13 @@ def test_protocols_are_built_by_name():
         make_protocol("HANDOFF", batch=0)
     with pytest.raises(ValueError, match="unknown fault"):
         make_protocol("HANDOFF", faults=["typo"])
+
+
+def test_handoff_rounds_move_the_stateless_units_first_then_batch_at_a_time():
+    """One implementation of HANDOFF's rounds, for the simulator's protocol and the Spark driver
+    (bench/rescale/handoff.py): the units without state in one round, then the others in order."""
+    assert handoff_rounds([1, 2, 3, 5, 8], {2, 5, 8}, 1) == [[1, 3], [2], [5], [8]]
+    assert handoff_rounds([1, 2, 3, 5, 8], frozenset({2, 5, 8}), 2) == [[1, 3], [2, 5], [8]]
+    assert handoff_rounds((2, 5), {2, 5}, 64) == [[2, 5]]
+    assert handoff_rounds([4, 7], set(), 1) == [[4, 7]]
+    assert handoff_rounds([], set(), 1) == []
