@@ -32,14 +32,15 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(RESCALE),--rescale $(RESCALE)) $(if $(PROTOCOL),--protocol $(PROTOCOL)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
+.PHONY: help install venv up down status test test-fast chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
 	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER|HANDOFF]  rescale the running topology (docs/rescaling.md)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
 	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] maximum sustainable throughput per grouping (rate steps)"
-	@echo "make test                         unit and integration tests (real Kafka, Spark, InfluxDB)"
+	@echo "make test                         every test: unit and integration (real Kafka, Spark, InfluxDB, Chromium, Maven); the 20 slowest"
+	@echo "make test-fast                    the tests that need no service (no Kafka, Spark, InfluxDB, Maven, browser), under 2 minutes"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/chaos.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, stages, simulator [, harness/Storm per grouping]"
@@ -74,9 +75,17 @@ down:
 status: $(STAMP)
 	$(PY) -m bench.stack status
 
+# The tiers: tests/tiers.py marks each test from the fixtures it uses; the fast tier is every test
+# with none of these markers, and fails a test of its own that takes over FAST_LIMIT seconds.
+FAST_TIER  := not (integration or spark or browser or maven or notebook or slow)
+FAST_LIMIT ?= 5
+
 test: install
 	bash scripts/install-debian-packages.sh
-	$(PY) -m pytest
+	$(PY) -m pytest --durations=20 --fast-tier-limit=$(FAST_LIMIT)
+
+test-fast: $(STAMP)
+	$(PY) -m pytest -m "$(FAST_TIER)" --fast-tier-limit=$(FAST_LIMIT) --fast-tier-strict
 
 chaos: install
 	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v

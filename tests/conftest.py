@@ -7,12 +7,19 @@ It is stopped at the end of the session, and the test session fails if its ports
 
 `stream_runs` runs the topology once per grouping on one small input topic; the topology, dashboard
 and simulator cross-check tests all assert on those same runs.
+
+The fixtures that reach a service or a slow tool (`stack`, `spark`, `chromium`, `maven`,
+`bench_subprocess`, and every fixture built on them) mark the tests that use them, which keeps those
+tests out of `make test-fast` (tests/tiers.py).
 """
 
 from __future__ import annotations
 
 import os
+import shutil
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -22,6 +29,8 @@ import pytest
 
 from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
+
+pytest_plugins = ["tests.tiers"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -81,6 +90,55 @@ def spark():
     session = build_session("local[2]", shuffle_partitions=2)
     yield session
     session.stop()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The headless Chromium that checks the HTML report renders (`bench.compare.render_check`); the
+    test fails, not skips, without it (`make test` installs it)."""
+    # deferred: bench.compare imports matplotlib and pyspark (5 s here); most test runs never need them
+    from bench.compare.render_check import find_chromium
+
+    path = find_chromium()
+    if path is None:
+        pytest.fail("chromium is not installed: run scripts/install-debian-packages.sh (make test does)")
+    return path
+
+
+@pytest.fixture(scope="session")
+def maven() -> str:
+    """The `mvn` that builds and tests the Storm peer (bench/peers/storm). Java 17 and Maven are
+    prerequisites of the whole project (Kafka's and Spark's jars need them): the test skips, and says
+    so, only when they are not on PATH."""
+    mvn = shutil.which("mvn")
+    if shutil.which("java") is None or mvn is None:
+        pytest.skip("java and mvn are needed to build and test the Storm peer (README: Prerequisites)")
+    return mvn
+
+
+class BenchSubprocess:
+    """The project's command lines (`python -m bench ...`, `-m producers`, `-m datasets`) in a child
+    process of the venv's interpreter, from the repository root."""
+
+    def argv(self, module: str, *args) -> list[str]:
+        return [sys.executable, "-m", module, *map(str, args)]
+
+    def run(self, module: str, *args, **kwargs) -> subprocess.CompletedProcess:
+        """`subprocess.run` of `python -m module args`; output captured as text unless `kwargs` say
+        otherwise (`timeout`, `env`, `check`, ... pass through)."""
+        return subprocess.run(self.argv(module, *args), **{"cwd": REPO_ROOT, "capture_output": True,
+                                                            "text": True, **kwargs})
+
+    def popen(self, module: str, *args, **kwargs) -> subprocess.Popen:
+        """`subprocess.Popen` of `python -m module args` (the caller waits for it or kills it)."""
+        return subprocess.Popen(self.argv(module, *args), **{"cwd": REPO_ROOT, **kwargs})
+
+
+@pytest.fixture(scope="session")
+def bench_subprocess() -> BenchSubprocess:
+    """Runs the harness's command line in a child process (a second interpreter start, often a JVM):
+    the tests that use it are marked `slow` (tests/tiers.py)."""
+    return BenchSubprocess()
 
 
 # -- one input topic and one streaming run per grouping, shared by the end-to-end tests ---------------

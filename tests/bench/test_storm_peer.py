@@ -2,7 +2,8 @@
 Maven), and one end-to-end run on a small topic whose per-worker loads must equal the simulator's.
 
 Java 17 and Maven are prerequisites of the whole project (the Kafka broker and Spark's jars need
-them); these tests skip only when they are not on PATH, and say so.
+them); these tests skip only when they are not on PATH, and say so (the `maven` fixture, which also
+marks them `maven`; `stack` marks the end-to-end run `integration`).
 """
 
 from __future__ import annotations
@@ -15,17 +16,10 @@ import pytest
 
 from bench.perf.peers import STORM_DIR, run_storm_peer
 
-needs_jvm = pytest.mark.skipif(
-    shutil.which("java") is None or shutil.which("mvn") is None,
-    reason="java and mvn are needed to build and test the Storm peer (README: Prerequisites)",
-)
-
-
-@needs_jvm
-def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors():
+def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors(maven):
     reports = STORM_DIR / "target" / "surefire-reports"
     shutil.rmtree(reports, ignore_errors=True)
-    proc = subprocess.run(["mvn", "-q", "-B", "-f", str(STORM_DIR / "pom.xml"), "test"],
+    proc = subprocess.run([maven, "-q", "-B", "-f", str(STORM_DIR / "pom.xml"), "test"],
                           capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
     # Maven passes with zero tests too: count what ran.
@@ -36,10 +30,8 @@ def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors():
     assert ran >= 50 and failed == 0
 
 
-@needs_jvm
-@pytest.mark.integration
 @pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])
-def test_storm_peer_processes_every_record_with_the_simulators_loads(stack, grouping):
+def test_storm_peer_processes_every_record_with_the_simulators_loads(stack, maven, grouping):
     from bench.perf.pipeline import _ensure_topic
     from bench.simulate.engine import figures, route_table
     from bench.simulate.sources import from_topic

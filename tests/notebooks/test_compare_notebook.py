@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import nbclient
@@ -25,28 +24,13 @@ def test_notebook_is_committed_without_outputs():
         "clear the outputs before committing (see notebooks/README.md)"
 
 
-def _kernel_manager(tmp_path: Path):
-    """A kernel on this interpreter (the venv's), whatever kernel specs the user has elsewhere."""
-    from ipykernel.kernelspec import write_kernel_spec
-    from jupyter_client.kernelspec import KernelSpecManager
-    from jupyter_client.manager import KernelManager
-
-    write_kernel_spec(tmp_path / "kernels" / "bench-python", overrides={"argv": [
-        sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"]})
-    ksm = KernelSpecManager(kernel_dirs=[str(tmp_path / "kernels")])
-    # IPC sockets in the temp folder, not five TCP ports picked free and released: under load
-    # another process can take one in between ("ZMQError: Address already in use").
-    return KernelManager(kernel_name="bench-python", kernel_spec_manager=ksm, transport="ipc",
-                         ip=str(tmp_path / "kernel-ipc"))
-
-
-def execute(results: Path, tmp_path: Path, monkeypatch) -> list:
+def execute(results: Path, kernel, monkeypatch) -> list:
     """Run the notebook on the records in `results` (default selection); its code cells' outputs."""
     monkeypatch.setenv("BENCH_RESULTS_DIR", str(results))  # the kernel inherits the environment
     monkeypatch.delenv("BENCH_COMPARE_EXPERIMENT", raising=False)
     monkeypatch.delenv("BENCH_COMPARE_DATASET", raising=False)
     nb = nbformat.read(NOTEBOOK, as_version=4)
-    client = nbclient.NotebookClient(nb, km=_kernel_manager(tmp_path), timeout=180,
+    client = nbclient.NotebookClient(nb, km=kernel, timeout=180,
                                      resources={"metadata": {"path": str(NOTEBOOK.parent)}})
     client.execute()  # raises CellExecutionError on any failing cell
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
@@ -58,8 +42,8 @@ def markdown_of(outputs: list) -> str:
     return "".join(o.get("data", {}).get("text/markdown", "") for o in outputs)
 
 
-def test_notebook_executes_on_simulated_records(sim_records, tmp_path, monkeypatch):
-    outputs = execute(sim_records, tmp_path, monkeypatch)
+def test_notebook_executes_on_simulated_records(sim_records, notebook_kernel, monkeypatch):
+    outputs = execute(sim_records, notebook_kernel, monkeypatch)
     text = "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
     assert f"results folder: {sim_records}" in text
     images = [o for o in outputs if "image/png" in o.get("data", {})]
@@ -70,7 +54,7 @@ def test_notebook_executes_on_simulated_records(sim_records, tmp_path, monkeypat
     assert "MIXED" not in tables
 
 
-def test_notebook_compares_runs_of_mixed_input_conditions_and_marks_them(tmp_path, monkeypatch):
+def test_notebook_compares_runs_of_mixed_input_conditions_and_marks_them(tmp_path, notebook_kernel, monkeypatch):
     """The default selection (newest run of each grouping) picks a paced live run of KEY and a run of
     DYNAMIC_KEY on a recorded topic: `bench compare` refuses them without --allow-mixed; the notebook
     compares them, warns, and every label names its input condition."""
@@ -81,7 +65,7 @@ def test_notebook_compares_runs_of_mixed_input_conditions_and_marks_them(tmp_pat
                           input_conditions={"mode": "recorded", "rate": None, "paced": False, "topic": "t"})
     with pytest.raises(MixedInputError):
         build_comparison(select_runs(results)[0])
-    tables = markdown_of(execute(results, tmp_path, monkeypatch))
+    tables = markdown_of(execute(results, notebook_kernel, monkeypatch))
     assert "**Warning: MIXED input conditions** (live 500 rec/s, recorded)" in tables
     assert "KEY [live 500 rec/s]" in tables and "DYNAMIC_KEY [recorded]" in tables
     assert "MIXED input conditions (live 500 rec/s, recorded), compared" in tables  # the table's own note

@@ -1,4 +1,6 @@
-"""The HTML report opens in headless Chromium with every figure rendered; a broken figure fails the check."""
+"""The HTML report opens in headless Chromium with every figure rendered; a broken figure fails the check.
+
+The `chromium` fixture (tests/conftest.py) marks the tests that drive the browser `browser`."""
 
 from __future__ import annotations
 
@@ -8,18 +10,10 @@ import pytest
 
 from bench.__main__ import main
 from bench.compare import build_comparison, select_runs
-from bench.compare.render_check import check_report_rendered, find_chromium, parse_dom
+from bench.compare.render_check import check_report_rendered, parse_dom
 from bench.compare.report import render_html, write_report
 from bench.results import load_runs
 from tests.results.records import write_stream_record
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    path = find_chromium()
-    if path is None:
-        pytest.fail("chromium is not installed: run scripts/install-debian-packages.sh (make test does)")
-    return path
 
 
 @pytest.fixture(scope="module")

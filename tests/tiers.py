@@ -1,0 +1,121 @@
+"""Test tiers: the markers a test gets from the fixtures it uses, and the fast tier's time limit.
+
+`make test-fast` runs `pytest -m "not (integration or spark or browser or maven or notebook or slow)"`
+(`FAST_TIER`): every test that needs no service. A test is not marked by hand: `pytest_collection_modifyitems`
+marks it from the fixtures it uses, directly or through other fixtures (`item.fixturenames` is the
+closure: a test that asks for `stream_runs` uses `stack` and `spark` too). So a new test that reaches
+Kafka, Spark, Chromium, Maven, a notebook kernel or a subprocess run of the harness leaves the fast
+tier by itself, as long as it reaches them through their fixture:
+
+| fixture            | marker        | resource                                                      |
+|--------------------|---------------|---------------------------------------------------------------|
+| `stack`            | `integration` | Kafka (KRaft) and InfluxDB on free ports (tests/conftest.py)  |
+| `spark`            | `spark`       | the session's SparkSession (a JVM, local[2])                  |
+| `chromium`         | `browser`     | headless Chromium (the HTML report's render check)            |
+| `maven`            | `maven`       | `mvn` (the Storm peer's build and JUnit tests)                |
+| `notebook_kernel`  | `notebook`    | a Jupyter kernel executing notebooks/compare.ipynb            |
+| `bench_subprocess` | `slow`        | the harness's command line in a child Python process          |
+
+A test that reaches a service some other way is caught by its time: a test with none of these markers
+that takes longer than `--fast-tier-limit` seconds (setup + call, default 5) fails when
+`--fast-tier-strict` is given (`make test-fast`), and is listed at the end of any other run
+(`make test`), naming the fixture to use.
+
+An empty selection (pytest's exit code 5, "no tests ran") is turned into a failure with a message:
+a tier that selects nothing is a broken marker expression or path, not a success.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
+    "stack": ("integration",),
+    "spark": ("spark",),
+    "chromium": ("browser",),
+    "maven": ("maven",),
+    "notebook_kernel": ("notebook",),
+    "bench_subprocess": ("slow",),
+}
+"""fixture name -> the markers of every test that uses it (directly or through another fixture)."""
+
+TIER_MARKERS = ("integration", "spark", "browser", "maven", "notebook", "slow")
+"""The markers that take a test out of the fast tier, in the order of `FAST_TIER`."""
+
+FAST_TIER = "not (" + " or ".join(TIER_MARKERS) + ")"
+"""The fast tier's marker expression (the Makefile's `test-fast` passes the same one)."""
+
+NO_TESTS_RAN = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
+
+_SETUP_SECONDS = pytest.StashKey[float]()
+_OVER_LIMIT = pytest.StashKey[list]()
+
+
+def pytest_addoption(parser):
+    group = parser.getgroup("tiers", "test tiers (tests/tiers.py)")
+    group.addoption("--fast-tier-limit", type=float, default=5.0, metavar="SECONDS",
+                    help="a test with no tier marker that takes longer (setup + call) is reported (default 5)")
+    group.addoption("--fast-tier-strict", action="store_true",
+                    help="such a test fails instead of being reported (make test-fast)")
+
+
+def pytest_configure(config):
+    config.stash[_OVER_LIMIT] = []
+
+
+def markers_for(fixturenames) -> list[str]:
+    """The tier markers that the fixtures `fixturenames` give a test, in `TIER_MARKERS` order."""
+    given = {marker for name in fixturenames for marker in FIXTURE_MARKERS.get(name, ())}
+    return [marker for marker in TIER_MARKERS if marker in given]
+
+
+def in_fast_tier(item) -> bool:
+    """True when `item` carries none of the tier markers (given by its fixtures or by hand)."""
+    return not any(item.get_closest_marker(marker) for marker in TIER_MARKERS)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config, items):
+    # tryfirst: the markers must be on the items before `-m` deselects (pytest's own hook).
+    for item in items:
+        for marker in markers_for(getattr(item, "fixturenames", ())):
+            item.add_marker(marker)
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.when == "setup":
+        item.stash[_SETUP_SECONDS] = report.duration
+        return
+    if report.when != "call" or not report.passed or not in_fast_tier(item):
+        return
+    limit = item.config.getoption("fast_tier_limit")
+    took = item.stash.get(_SETUP_SECONDS, 0.0) + report.duration
+    if took <= limit:
+        return
+    message = (f"{item.nodeid} took {took:.1f} s (setup + call) and carries no tier marker "
+               f"(limit {limit:g} s): reach the service through its fixture "
+               f"({', '.join(FIXTURE_MARKERS)}; tests/tiers.py) or make the test faster")
+    if item.config.getoption("fast_tier_strict"):
+        report.outcome = "failed"
+        report.longrepr = message
+    else:
+        item.config.stash[_OVER_LIMIT].append(message)
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    slow = config.stash.get(_OVER_LIMIT, [])
+    if slow:
+        terminalreporter.section("fast-tier tests over the limit")
+        for message in slow:
+            terminalreporter.write_line(message)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus == NO_TESTS_RAN:
+        session.config.get_terminal_writer().line(
+            "error: no test was selected: the marker expression or the paths select nothing "
+            f"(fast tier: -m \"{FAST_TIER}\")", red=True)
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
