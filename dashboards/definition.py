@@ -70,6 +70,48 @@ def time_series(title: str, description: str, targets: list[InfluxQL], unit: str
             .targets(targets).unit(unit))
 
 
+def worker_share_gauge() -> bargauge.Panel:
+    """Each worker's share of the run's weighted count at the last tick (`worker_load` points)."""
+    return (bargauge.Panel().title("Per-worker load share (%), last tick")
+            .description("Each worker's share of the weighted tuple count of the run.").datasource(DATASOURCE)
+            .targets([latest("share_pct", "$tag_run_id w$tag_worker", "SHARE", measurement="worker_load",
+                             by='"run_id", "worker"', name="share")])
+            .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.LCD)
+            .reduce_options(last_not_null()).unit("percent").min(0).max(100))
+
+
+def capacity_gauge() -> bargauge.Panel:
+    """The highest input rate a `make capacity` step held, per grouping and cost (`capacity_step` points)."""
+    return (bargauge.Panel().title("Capacity: highest input rate held (records/s)")
+            .description("`make capacity` steps the input rate (open loop); a step holds if its processing p99 and "
+                         "its consumer-lag growth stay under the thresholds (bench/capacity.py). The highest rate any "
+                         "repetition held, per grouping and cost; the median over repetitions, with its spread, is in "
+                         "results/capacity/<stamp>/capacity.txt.").datasource(DATASOURCE)
+            .targets([influxql(f'SELECT max("rate") AS "held_rate" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND '
+                               f'{FILTER} AND "held" = true GROUP BY "grouping", "cost_ms"', "CAP",
+                               "$tag_grouping cost $tag_cost_ms ms")])
+            .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.BASIC)
+            .reduce_options(common.ReduceDataOptions().calcs(["max"]).values(False)).unit("rps").min(0))
+
+
+def capacity_steps_table() -> table.Panel:
+    """One row per `make capacity` step: rate, latency, lag growth, held and why."""
+    return (table.Panel().title("Capacity steps: rate, processing p99, lag growth, held")
+            .description("One row per step of `make capacity`: the input rate, the processing latency p50/p99 after "
+                         "the warm-up, the consumer-lag growth as a fraction of the rate, and whether the step held "
+                         "(and why not).").datasource(DATASOURCE)
+            .targets([influxql(f'SELECT "rate", "p50_ms", "p99_ms", "lag_growth", "held", "why" FROM "{CAPACITY_STEP}" '
+                               f'WHERE $timeFilter AND {FILTER} GROUP BY "grouping", "cost_ms", "repetition"', "STEPS",
+                               result_format="table")]))
+
+
+def dead_letters_stat() -> stat.Panel:
+    """The run's count of malformed records (the splitter's dead letters)."""
+    return (stat.Panel().title("Dead letters (malformed records)")
+            .description("Records the splitter could not parse; they are in the <run>.dlq topic.").datasource(DATASOURCE)
+            .targets([latest("malformed", "$tag_run_id", "DLQ")]).reduce_options(last_not_null()))
+
+
 def panels() -> list:
     """The panels in reading order (two per row); `dashboard()` numbers and places them."""
     return [
@@ -77,12 +119,7 @@ def panels() -> list:
                     "Population standard deviation of the workers' shares of the weighted count, idle "
                     "workers at 0 % (reference STD_DEV). 0 is a perfect balance.",
                     [series("std_dev", ALIAS)]),
-        bargauge.Panel().title("Per-worker load share (%), last tick")
-        .description("Each worker's share of the weighted tuple count of the run.").datasource(DATASOURCE)
-        .targets([latest("share_pct", "$tag_run_id w$tag_worker", "SHARE", measurement="worker_load",
-                         by='"run_id", "worker"', name="share")])
-        .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.LCD)
-        .reduce_options(last_not_null()).unit("percent").min(0).max(100),
+        worker_share_gauge(),
         time_series("DIST_COST: workers per key",
                     "Distinct key-worker pairs over distinct keys (reference DIST_COST): the aggregation "
                     "(memory) cost of key splitting. KEY is 1.",
@@ -114,26 +151,9 @@ def panels() -> list:
         time_series("Max/mean imbalance",
                     "Most loaded worker's count over the mean count (1 is a perfect balance).",
                     [series("max_mean_imbalance", ALIAS)]),
-        bargauge.Panel().title("Capacity: highest input rate held (records/s)")
-        .description("`make capacity` steps the input rate (open loop); a step holds if its processing p99 and "
-                     "its consumer-lag growth stay under the thresholds (bench/capacity.py). The highest rate any "
-                     "repetition held, per grouping and cost; the median over repetitions, with its spread, is in "
-                     "results/capacity/<stamp>/capacity.txt.").datasource(DATASOURCE)
-        .targets([influxql(f'SELECT max("rate") AS "held_rate" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND '
-                           f'{FILTER} AND "held" = true GROUP BY "grouping", "cost_ms"', "CAP",
-                           "$tag_grouping cost $tag_cost_ms ms")])
-        .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.BASIC)
-        .reduce_options(common.ReduceDataOptions().calcs(["max"]).values(False)).unit("rps").min(0),
-        table.Panel().title("Capacity steps: rate, processing p99, lag growth, held")
-        .description("One row per step of `make capacity`: the input rate, the processing latency p50/p99 after "
-                     "the warm-up, the consumer-lag growth as a fraction of the rate, and whether the step held "
-                     "(and why not).").datasource(DATASOURCE)
-        .targets([influxql(f'SELECT "rate", "p50_ms", "p99_ms", "lag_growth", "held", "why" FROM "{CAPACITY_STEP}" '
-                           f'WHERE $timeFilter AND {FILTER} GROUP BY "grouping", "cost_ms", "repetition"', "STEPS",
-                           result_format="table")]),
-        stat.Panel().title("Dead letters (malformed records)")
-        .description("Records the splitter could not parse; they are in the <run>.dlq topic.").datasource(DATASOURCE)
-        .targets([latest("malformed", "$tag_run_id", "DLQ")]).reduce_options(last_not_null()),
+        capacity_gauge(),
+        capacity_steps_table(),
+        dead_letters_stat(),
     ]
 
 

@@ -240,7 +240,7 @@ _COMPILED: dict[str, Callable[..., Any]] = {}
 def numba_available() -> bool:
     """Whether numba can be imported (else the loops run as plain Python)."""
     try:
-        import numba  # noqa: F401
+        import numba  # noqa: F401  # deferred: numba takes 0.7 s to import and is optional
     except ImportError:
         return False
     return True
@@ -256,6 +256,7 @@ def compiled(name: str) -> Callable[..., Any]:
     if fn is None:
         py = _PYTHON[name]
         try:
+            # deferred: numba takes 0.7 s to import, paid on the first compiled loop, not by `import groupings`
             from numba import njit
         except ImportError:
             fn = py

@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from groupings._keytable import CACHE_LIMIT, KeyTable, index_column_name
+from groupings._keytable import CACHE_LIMIT, KeyTable, index_column_name, normalize_key
 from groupings.base import Grouping
 from groupings.hashing import KEY_SEED, HashIndexError, index
 
@@ -84,8 +84,6 @@ class KeyGrouping(HashCachedGrouping):
 
         Raises: HashIndexError for a key hashing to `Long.MIN_VALUE` (§2.3).
         """
-        from groupings._keytable import normalize_key
-
         task = index(KEY_SEED, normalize_key(key), self.num_workers)
         if task < 0:
             raise HashIndexError(f"key {key!r} hashes to Long.MIN_VALUE: worker index {task}")

@@ -6,6 +6,9 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from bench.observer.influx import backfill_run, one_line
+from bench.results import record
+
 
 def add_parsers(subparsers) -> None:
     p = subparsers.add_parser("influx", help="InfluxDB: backfill a run's points from its record")
@@ -24,10 +27,7 @@ def add_parsers(subparsers) -> None:
 
 
 def handle_backfill(args) -> int:
-    from bench.observer.influx import backfill_run, one_line
-    from bench.results.record import RESULTS_DIR
-
-    run_dir = Path(args.results_dir or RESULTS_DIR) / args.run_id
+    run_dir = Path(args.results_dir or record.RESULTS_DIR) / args.run_id
     try:
         n = backfill_run(run_dir, args.influx_url, args.influx_database, token=args.influx_token,
                          org=args.influx_org, bucket=args.influx_bucket)

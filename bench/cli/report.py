@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.cli.compare import add_selection_arguments, select
+from bench.results.reader import results_root
 
 
 def add_parsers(subparsers) -> None:
@@ -25,10 +26,10 @@ def add_parsers(subparsers) -> None:
 
 
 def main(args) -> int:
+    # deferred: bench.compare imports matplotlib, 0.65 s of CPU that every other command of `python -m bench` would pay
     from bench.compare import build_comparison
     from bench.compare.render_check import check_report_rendered
     from bench.compare.report import write_report
-    from bench.results.reader import results_root
 
     try:
         runs, description = select(args)

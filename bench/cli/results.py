@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+from bench.results.reader import ResultsError, latency_columns, load_runs, results_root
+
 
 def add_parsers(subparsers) -> None:
     p = subparsers.add_parser(
@@ -34,8 +36,6 @@ def _fmt(value, spec: str) -> str:
 
 def format_runs(runs) -> str:
     """The `results list` table (plain text)."""
-    from bench.results.reader import latency_columns
-
     lat = [c for c in latency_columns(runs) if "p99" in c][:1] or latency_columns(runs)[:1]
     wid = max([6, *(len(str(x)) for x in runs["run_id"])])
     header = (f"{'run_id':<{wid}} {'mode':<8} {'grouping':<12} {'dataset':<18} {'W':>4} {'created (UTC)':<17}"
@@ -59,8 +59,6 @@ def format_runs(runs) -> str:
 
 
 def list_main(args) -> int:
-    from bench.results.reader import ResultsError, load_runs, results_root
-
     try:
         runs = load_runs(args.root, experiment_id=args.experiment)
         if args.dataset:

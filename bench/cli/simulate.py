@@ -5,6 +5,15 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from bench.simulate.plot import plot_sweep
+from bench.simulate.rescale import RescaleConfig
+from bench.simulate.runner import SimulationPlan, format_rescale, format_table, run, summary_frame
+from bench.simulate.sources import VirtualClock
+from bench.stack import StackConfig
+from datasets import get_dataset
+from groupings import GROUPINGS, canonical_grouping
+from groupings.rescaling import CostModel, make_protocol, parse_schedule
+
 
 def _csv(kind):
     def parse(text: str) -> list:
@@ -78,11 +87,6 @@ def add_parsers(subparsers) -> None:
 
 
 def main(args) -> int:
-    from bench.simulate.runner import SimulationPlan, format_table, run, summary_frame
-    from bench.simulate.sources import VirtualClock
-    from datasets import get_dataset
-    from groupings import GROUPINGS, canonical_grouping
-
     try:
         groupings = list(GROUPINGS) if args.grouping.lower() == "all" else [
             canonical_grouping(g) for g in args.grouping.split(",") if g.strip()]
@@ -93,23 +97,8 @@ def main(args) -> int:
             raise ValueError("give --rate or --speed, not both")
         bootstrap = args.bootstrap_servers
         if args.from_topic and not bootstrap:
-            from bench.stack import StackConfig
-
             bootstrap = StackConfig.from_env().bootstrap_servers
-        rescale = None
-        if args.rescale:
-            from bench.simulate.rescale import RescaleConfig
-            from groupings.rescaling import CostModel, make_protocol, parse_schedule
-
-            cost = CostModel.from_assignments(parse_assignments(args.cost))
-            rescale = RescaleConfig(tuple(parse_schedule(args.rescale)), args.protocol.strip().upper(),
-                                    args.handoff_batch, cost, args.state_bytes)
-            make_protocol(rescale.protocol, cost, batch=rescale.handoff_batch)
-            if args.state_bytes < 0:
-                raise ValueError(f"--state-bytes must be >= 0, got {args.state_bytes}")
-        elif (args.cost or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF"
-              or args.influx_url):
-            raise ValueError("--protocol, --handoff-batch, --state-bytes, --cost and --influx-url need --rescale")
+        rescale = rescale_config(args)
         plan = SimulationPlan(
             dataset_name=args.dataset.upper(), dataset=dataset, dataset_params=dataset_params,
             groupings=groupings, workers=workers, splitters=args.splitters,
@@ -125,18 +114,40 @@ def main(args) -> int:
         return 2
     print(format_table(results))
     if rescale is not None:
-        from bench.simulate.runner import format_rescale
-
         print(format_rescale(results))
+    write_sweep(results, plan.experiment_id, plot=args.plot)
+    return 0
+
+
+def rescale_config(args) -> RescaleConfig | None:
+    """The --rescale options as a RescaleConfig (None without --rescale), the protocol checked.
+
+    Raises: ValueError: a rescale option without --rescale, a bad schedule, protocol or cost, or a
+        negative --state-bytes.
+    """
+    if not args.rescale:
+        if (args.cost or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF"
+                or args.influx_url):
+            raise ValueError("--protocol, --handoff-batch, --state-bytes, --cost and --influx-url need --rescale")
+        return None
+    cost = CostModel.from_assignments(parse_assignments(args.cost))
+    rescale = RescaleConfig(tuple(parse_schedule(args.rescale)), args.protocol.strip().upper(),
+                            args.handoff_batch, cost, args.state_bytes)
+    make_protocol(rescale.protocol, cost, batch=rescale.handoff_batch)
+    if args.state_bytes < 0:
+        raise ValueError(f"--state-bytes must be >= 0, got {args.state_bytes}")
+    return rescale
+
+
+def write_sweep(results, experiment_id: str | None, plot: bool) -> None:
+    """The sweep's summary table as `<results>/sweeps/<experiment id or run id>.csv` (beside the
+    run records) and, with `plot`, its figures; prints where each went."""
     frame = summary_frame(results)
     out_dir = Path(results[0].path).parent / "sweeps"
     out_dir.mkdir(parents=True, exist_ok=True)
-    name = plan.experiment_id or Path(results[0].path).name
+    name = experiment_id or Path(results[0].path).name
     frame.to_csv(out_dir / f"{name}.csv", index=False)
     print(f"summary table: {out_dir / f'{name}.csv'}")
-    if args.plot:
-        from bench.simulate.plot import plot_sweep
-
+    if plot:
         for path in plot_sweep(frame, out_dir / name):
             print(f"figure: {path}")
-    return 0

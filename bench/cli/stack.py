@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from bench.stack.__main__ import main as stack_main
+
 
 def add_parsers(subparsers) -> None:
-    from bench.stack.__main__ import main as stack_main
-
     for command, text in (
         ("up", "start Kafka and InfluxDB on 127.0.0.1 (installs what is missing)"),
         ("down", "stop the services `up` started"),

@@ -31,6 +31,9 @@ PEER_SECTION = "peers"
 """Run after the others when `--peers` names a peer (or alone with `--only peers`); not by default:
 it needs Java and Maven and adds about 6 minutes."""
 
+PEERS = ("storm",)
+"""Peers `--peers` accepts (the section imports Spark and the run: only when it runs)."""
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -63,8 +66,6 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
         prog="python -m bench.perf", description=__doc__.split("\n")[0]
     )
-    from bench.perf.peers import PEERS
-
     parser.add_argument("--only", action="append", choices=(*SECTIONS, PEER_SECTION), metavar="NAME",
                         help=f"run only this section (repeatable): {', '.join((*SECTIONS, PEER_SECTION))}")
     parser.add_argument("--peers", choices=PEERS, metavar="PEER",

@@ -46,12 +46,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf import stages
+from bench.perf import pipeline, stages
 from bench.perf._harness import Row
+from bench.stack import StackConfig, tools
+from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
+from bench.topology.spout import CONSUMER_OPTIONS
 
 SECTION = "peers"
-PEERS = ("storm",)
-"""Peers `--peers` accepts."""
 
 GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
 """The reference groupings, the ones the Storm peer ports."""
@@ -172,8 +173,6 @@ def build_storm_peer(project: Path = STORM_DIR, quiet: bool = False) -> list[Pat
 
     Raises: ToolMissing (java/mvn), RuntimeError with Maven's error lines when the build fails.
     """
-    from bench.stack import tools
-
     tools.require(tools.JAVA)
     tools.require(tools.MAVEN)
     target = project / "target"
@@ -206,9 +205,6 @@ def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, c
     Raises: RuntimeError when the peer fails (a count does not match, no progress, or a crash),
         with its last output lines.
     """
-    from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
-    from bench.topology.spout import CONSUMER_OPTIONS
-
     classpath = ":".join(str(p) for p in build_storm_peer(quiet=True))
     cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath,
            "bench.peers.storm.topology.StormPeer", "--bootstrap", bootstrap,
@@ -237,8 +233,6 @@ def compare(bootstrap: str, topic: str, records: int, batches: Sequence[int] = B
     Raises: ValueError when a batch size leaves the harness fewer than two batches with input
         (no steady batch); RuntimeError when a harness or Storm run fails.
     """
-    from bench.perf import pipeline
-
     too_large = [b for b in batches if not 0 < b <= records // 2]
     if too_large:
         raise ValueError(f"batch sizes {too_large} leave no steady batch in {records:,} records "
@@ -268,9 +262,6 @@ def compare(bootstrap: str, topic: str, records: int, batches: Sequence[int] = B
 
 def run() -> list[Row]:
     """The section over the pipeline section's 2M-record topic (created if missing)."""
-    from bench.perf import pipeline
-    from bench.stack import StackConfig
-
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{pipeline.DATASET.lower()}.n{pipeline.TOPIC_RECORDS}.p{pipeline.PARTITIONS}"
     pipeline._ensure_topic(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.TOPIC_RECORDS)

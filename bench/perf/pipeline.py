@@ -44,9 +44,20 @@ import subprocess
 import sys
 import tempfile
 import time
+from datetime import datetime
 from pathlib import Path
 
+from confluent_kafka import Consumer, TopicPartition
+
 from bench.perf._harness import Row
+from bench.simulate.engine import figures, route_table
+from bench.simulate.sources import VirtualClock, from_dataset
+from bench.stack import StackConfig
+from bench.topology.session import build_session
+from bench.topology.spout import CONSUMER_OPTIONS
+from datasets import get_dataset
+from groupings import GROUPINGS
+from producers import replay
 
 SECTION = "pipeline"
 TOPIC_RECORDS = 2_000_000
@@ -80,11 +91,6 @@ def steady_rate(batches: list[dict]) -> tuple[float, int]:
 
 
 def _ensure_topic(bootstrap: str, topic: str, records: int, length: int) -> None:
-    from confluent_kafka import Consumer, TopicPartition
-
-    from datasets import get_dataset
-    from producers import replay
-
     consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "perf-probe"})
     try:
         meta = consumer.list_topics(topic, timeout=30).topics.get(topic)
@@ -142,9 +148,6 @@ def rate_in_fresh_process(module: str, function: str, *args, timeout_s: float = 
 
 def _count_only_rate(topic: str, bootstrap: str, max_offsets: int) -> tuple[float, int]:
     """A Spark query that only counts the topic: the pipeline's ceiling, measured the same way."""
-    from bench.topology.session import build_session
-    from bench.topology.spout import CONSUMER_OPTIONS
-
     spark = build_session("local[*]", shuffle_partitions=AGGREGATORS)
     stream = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap)
               .option("subscribe", topic).option("startingOffsets", "earliest")
@@ -168,16 +171,11 @@ def counting_rate(stream) -> tuple[float, int]:
 
 
 def _iso_ms(text: str) -> int:
-    from datetime import datetime
-
     return int(datetime.fromisoformat(text.replace("Z", "+00:00")).timestamp() * 1000)
 
 
 def run() -> list[Row]:
     """Measure the end-to-end pipeline against a count-only query, then each grouping under cost."""
-    from bench.stack import StackConfig
-    from groupings import GROUPINGS
-
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{DATASET.lower()}.n{TOPIC_RECORDS}.p{PARTITIONS}"
     _ensure_topic(bootstrap, topic, TOPIC_RECORDS, TOPIC_RECORDS)
@@ -232,10 +230,6 @@ def run() -> list[Row]:
 
 def _largest_share(grouping: str, topic: str, bootstrap: str) -> float:
     """Largest worker share of `grouping` on the first records of the 2M topic, from the simulator."""
-    from bench.simulate.engine import figures, route_table
-    from bench.simulate.sources import VirtualClock, from_dataset
-    from datasets import get_dataset
-
     table, _, _ = from_dataset(get_dataset(DATASET, length=200_000), PARTITIONS, VirtualClock(rate=1000.0))
     workers, _ = route_table(table, grouping, COST_WORKERS, PARTITIONS)
     loads = figures(table, workers, COST_WORKERS).worker_loads

@@ -24,13 +24,20 @@ producer and of its baseline alternate, each into a fresh 10-partition topic):
 from __future__ import annotations
 
 import os
+import socket
 import statistics
 import tempfile
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
+from confluent_kafka import Producer
+
 from bench.perf._harness import Rate, Row
+from bench.stack import Stack, StackConfig
+from datasets import get_dataset
+from producers import BrokerUnreachable, check_broker, ensure_topic, produce_records
+from producers.replay import producer_config
 
 SECTION = "producer"
 RECORDS = 1_000_000
@@ -49,8 +56,6 @@ def _default_bootstrap() -> str:
 @contextmanager
 def broker():
     """A reachable bootstrap address (an existing broker, or a private stack started here), or None."""
-    from producers import BrokerUnreachable, check_broker
-
     bootstrap = _default_bootstrap()
     try:
         check_broker(bootstrap, timeout_s=5)
@@ -60,8 +65,6 @@ def broker():
     if reachable:
         yield bootstrap
         return
-    from bench.stack import Stack, StackConfig
-
     print(f"producer: no broker at {bootstrap}; starting a private stack with bench.stack")
     with tempfile.TemporaryDirectory(prefix="perf-producer-stack-") as folder:
         kafka, controller, influx, rpc = _free_ports(4)
@@ -84,8 +87,6 @@ def broker():
 
 
 def _free_ports(count: int) -> list[int]:
-    import socket
-
     socks = []
     try:
         for _ in range(count):
@@ -101,10 +102,6 @@ def _free_ports(count: int) -> list[int]:
 def plain_loop(bootstrap: str, topic: str, values: list[bytes], headers: list | None = None) -> float:
     """The baseline: a plain confluent-kafka produce loop; returns records/s incl. the flush.
     With ``headers`` (one per value), each record carries its header, as the producer sends them."""
-    from confluent_kafka import Producer
-
-    from producers.replay import producer_config
-
     cfg = producer_config(bootstrap, 120, 30)
     cfg.pop("delivery.report.only.error")  # plain: the client's defaults for reports
     p = Producer(cfg)
@@ -137,8 +134,6 @@ def plain_loop(bootstrap: str, topic: str, values: list[bytes], headers: list | 
 
 
 def ours(bootstrap: str, topic: str, records: list, **kw) -> tuple[float, object]:
-    from producers import produce_records
-
     s = produce_records(records, topic, bootstrap, partitions=PARTITIONS, progress=False, **kw)
     if not s.ok:
         raise RuntimeError(f"producer run not ok: {s.human()}")
@@ -148,8 +143,6 @@ def ours(bootstrap: str, topic: str, records: list, **kw) -> tuple[float, object
 def _compare(bootstrap: str, label: str, records: list, tag: str, with_headers: bool = False) -> list[Row]:
     """Our producer beside the plain loop (and, ``with_headers``, beside a plain loop that sends
     the same ``event_ms`` headers): alternating runs, medians."""
-    from producers import check_broker, ensure_topic
-
     values = [r.value for r in records]
     headers = [{"event_ms": str(r.event_ms)} for r in records] if with_headers else None
     admin = check_broker(bootstrap)
@@ -192,8 +185,6 @@ def _row(case: str, rate: Rate, base: Rate) -> Row:
 
 
 def run() -> list[Row]:
-    from datasets import get_dataset
-
     with broker() as bootstrap:
         if bootstrap is None:
             return []
@@ -210,8 +201,6 @@ def run() -> list[Row]:
         paced = list(get_dataset("COUNTRY_SKEW_R80", length=n, seed=1).records())
         paced_topic = f"perf-paced-{tag}-{int(time.time())}"
         _, s = ours(bootstrap, paced_topic, paced, rate=PACED_RATE)
-        from producers import check_broker
-
         check_broker(bootstrap).delete_topics([paced_topic])
         lag = s.lag or {}
         rows.append(

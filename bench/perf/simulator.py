@@ -14,6 +14,10 @@ DYNAMIC_KEY (issue "bench simulate ... and make perf").
 from __future__ import annotations
 
 from bench.perf._harness import Row, median_rate
+from bench.simulate.engine import figures, route_table
+from bench.simulate.sources import VirtualClock, from_dataset
+from datasets import get_dataset
+from groupings import GROUPINGS
 
 SECTION = "simulator"
 TUPLES = 1_000_000
@@ -24,11 +28,6 @@ TARGETS = {"DYNAMIC_KEY": 1e6}
 
 def run() -> list[Row]:
     """Measure each grouping's simulated point against the figures-only baseline."""
-    from bench.simulate.engine import figures, route_table
-    from bench.simulate.sources import VirtualClock, from_dataset
-    from datasets import get_dataset
-    from groupings import GROUPINGS
-
     table, _, _ = from_dataset(
         get_dataset("COUNTRY_SKEW_R80", length=TUPLES), SPLITTERS, VirtualClock(rate=1000.0)
     )

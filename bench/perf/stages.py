@@ -40,6 +40,12 @@ from pathlib import Path
 
 from bench.perf import pipeline
 from bench.perf._harness import Row
+from bench.run import ensure_topics
+from bench.stack import StackConfig
+from bench.topology import grouping_stage, splitter, spout
+from bench.topology.config import TopologyConfig
+from bench.topology.session import build_session
+from datasets import get_dataset
 
 SECTION = "stages"
 BATCHES = (200_000, 1_000_000)
@@ -99,11 +105,6 @@ def batch_cost(rates: dict[int, float]) -> BatchCost:
 def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
     """The streaming DataFrame of the topology's query up to `prefix` (`PREFIXES`), built by the
     topology's own modules with the pipeline section's settings (S = 10)."""
-    from bench.run import ensure_topics
-    from bench.topology import grouping_stage, splitter, spout
-    from bench.topology.config import TopologyConfig
-    from datasets import get_dataset
-
     if prefix not in PREFIXES:
         raise ValueError(f"unknown prefix {prefix!r}: one of {', '.join(PREFIXES)}")
     config = TopologyConfig(run_id=RUN_ID, grouping="KEY", dataset=pipeline.DATASET,
@@ -123,8 +124,6 @@ def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
 def prefix_rate(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[float, int]:
     """Steady rate of one prefix query (`availableNow`, rows counted in `foreachBatch`), in this
     process: (records/s, steady batches), as `pipeline.steady_rate` computes it."""
-    from bench.topology.session import build_session
-
     spark = build_session("local[*]", shuffle_partitions=pipeline.AGGREGATORS)
     rate = pipeline.counting_rate(prefix_frame(spark, prefix, topic, bootstrap, batch))
     spark.stop()
@@ -156,8 +155,6 @@ def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
 def run() -> list[Row]:
     """Measure the three prefixes (`PREFIX_RUNS` interleaved runs each) and the topology (one run) at
     both batch sizes, then derive every query's per-batch and per-record cost."""
-    from bench.stack import StackConfig
-
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{pipeline.DATASET.lower()}.n{pipeline.TOPIC_RECORDS}.p{pipeline.PARTITIONS}"
     pipeline._ensure_topic(bootstrap, topic, pipeline.TOPIC_RECORDS, pipeline.TOPIC_RECORDS)

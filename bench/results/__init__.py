@@ -1,4 +1,5 @@
-"""Run records under results/: writing (record.py), the environment they carry, and reading them back (reader.py)."""
+"""Run records under results/: writing (record.py), the environment they carry, and reading them back
+(reader.py; one run's metrics.parquet: ticks.py)."""
 
 from bench.results.reader import (
     HEADLINE,

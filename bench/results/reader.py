@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 
 from bench.results import environment
+from bench.results.ticks import SHARE_LIST_COLUMNS, is_list_column, read_ticks
 
 # Columns every `load_runs` frame has, in this order (NaN/None where a run lacks them); any other
 # scalar field of summary.json follows them.
@@ -246,68 +247,6 @@ def _frame_of(runs, root) -> pd.DataFrame:
     return load_runs(root, run_ids=list(runs))
 
 
-_CLOCK_COLUMNS = ("clock_ms", "time_ms")  # simulate writes clock_ms; the stream observer time_ms (epoch)
-_SHARE_LIST_COLUMNS = ("load_share_percent", "worker_shares")  # per-tick shares as one list cell
-
-
-def _clock_column(frame: pd.DataFrame) -> str | None:
-    return next((c for c in _CLOCK_COLUMNS if c in frame.columns and frame[c].notna().any()), None)
-
-
-def _elapsed_s(frame: pd.DataFrame, tick_ms) -> pd.Series:
-    """Seconds since the run's clock started, per row (see `load_metrics`)."""
-    if "duration_ms" in frame.columns:
-        duration = pd.to_numeric(frame["duration_ms"], errors="coerce")
-        if duration.notna().all():
-            return duration / 1000.0
-    clock = _clock_column(frame)
-    if clock is None:
-        return pd.Series(np.arange(1, len(frame) + 1, dtype=float), index=frame.index)
-    values = pd.to_numeric(frame[clock], errors="coerce").astype(float)
-    first = values.first_valid_index()
-    origin = values[first]
-    if pd.notna(tick_ms) and "tick" in frame.columns:
-        # a tick's clock is the end of the tick: the first row ends (tick + 1) ticks after the start
-        origin -= (int(frame.loc[first, "tick"]) + 1) * float(tick_ms)
-    return (values - origin) / 1000.0
-
-
-def _is_list_column(col: pd.Series) -> bool:
-    if col.dtype != object:
-        return False
-    first = col.dropna()
-    return len(first) > 0 and isinstance(first.iloc[0], list | tuple | np.ndarray)
-
-
-def _read_metrics(row) -> pd.DataFrame | None:
-    path = Path(row["path"]) / "metrics.parquet"
-    if not path.is_file():
-        return None
-    frame = pd.read_parquet(path)
-    if frame.empty:
-        return frame
-    order = "tick" if "tick" in frame.columns else _clock_column(frame)
-    if order is not None:
-        frame = frame.sort_values(order, kind="stable").reset_index(drop=True)
-    if "tick" not in frame.columns:
-        frame["tick"] = np.arange(len(frame))
-    frame["elapsed_s"] = _elapsed_s(frame, row.get("tick_ms"))
-    for col in frame.columns:
-        if frame[col].dtype == object and not _is_list_column(frame[col]) and col not in ("run_id", "grouping"):
-            numeric = pd.to_numeric(frame[col], errors="coerce")
-            if numeric.notna().sum() == frame[col].notna().sum() and frame[col].notna().any():
-                frame[col] = numeric  # None-padded figures (e.g. latency before the first output)
-        if frame[col].dtype.kind == "f":  # +inf throughput before the first whole second (Q21): a gap
-            frame[col] = frame[col].replace([np.inf, -np.inf], np.nan)
-    for col, value in (("run_id", row["run_id"]), ("grouping", row["grouping"]), ("workers", row["workers"])):
-        if col not in frame.columns:
-            frame[col] = value
-    frame["mode"] = row["mode"]
-    frame["dataset"] = row["dataset"]
-    frame["experiment_id"] = row["experiment_id"]
-    return frame
-
-
 def load_metrics(runs=None, root: str | Path | None = None) -> pd.DataFrame:
     """One row per (run, observer tick); per-worker columns left out (see `load_share_ticks`).
 
@@ -319,8 +258,8 @@ def load_metrics(runs=None, root: str | Path | None = None) -> pd.DataFrame:
         `mode`, `dataset`, `experiment_id`. Infinite values (throughput before the first whole
         second) become NaN. Runs without metrics.parquet contribute no rows.
     """
-    frames = [m for m in (_read_metrics(r) for _, r in _frame_of(runs, root).iterrows()) if m is not None]
-    frames = [f.drop(columns=[c for c in f.columns if c.startswith("load_share_") or _is_list_column(f[c])])
+    frames = [m for m in (read_ticks(r) for _, r in _frame_of(runs, root).iterrows()) if m is not None]
+    frames = [f.drop(columns=[c for c in f.columns if c.startswith("load_share_") or is_list_column(f[c])])
               for f in frames if not f.empty]
     if not frames:
         return pd.DataFrame(columns=["run_id", "tick", "clock_ms", "elapsed_s", "grouping", "workers"])
@@ -335,11 +274,11 @@ def load_share_ticks(runs=None, root: str | Path | None = None) -> pd.DataFrame:
     columns = ["run_id", "grouping", "workers", "tick", "elapsed_s", "worker", "share_percent"]
     parts = []
     for _, row in _frame_of(runs, root).iterrows():
-        frame = _read_metrics(row)
+        frame = read_ticks(row)
         if frame is None or frame.empty:
             continue
-        share_cols = [c for c in frame.columns if c.startswith("load_share_") and not _is_list_column(frame[c])]
-        list_col = next((c for c in _SHARE_LIST_COLUMNS if c in frame.columns and _is_list_column(frame[c])), None)
+        share_cols = [c for c in frame.columns if c.startswith("load_share_") and not is_list_column(frame[c])]
+        list_col = next((c for c in SHARE_LIST_COLUMNS if c in frame.columns and is_list_column(frame[c])), None)
         if share_cols:
             long = frame.melt(id_vars=columns[:5], value_vars=share_cols, var_name="worker", value_name="share_percent")
             long["worker"] = long["worker"].str.removeprefix("load_share_").astype(int)

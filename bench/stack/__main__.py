@@ -6,15 +6,15 @@ from __future__ import annotations
 import argparse
 import sys
 
+from confluent_kafka import KafkaException
+from confluent_kafka.admin import AdminClient
+
 from bench.stack import Stack, StackConfig, StackError
 from bench.stack import artifacts
 
 
 def delete_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> None:
     """Delete ``topic``; StackError if the broker refuses or does not answer in ``timeout_s``."""
-    from confluent_kafka import KafkaException
-    from confluent_kafka.admin import AdminClient
-
     admin = AdminClient({"bootstrap.servers": bootstrap_servers, "log.connection.close": False})
     try:
         admin.delete_topics([topic], operation_timeout=timeout_s, request_timeout=timeout_s)[topic].result(timeout_s)

@@ -19,10 +19,12 @@ Versions (see docs/stack.md for why they are what they are):
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import os
 import re
 import shutil
 import subprocess
+from importlib import metadata
 from pathlib import Path
 from textwrap import dedent
 
@@ -46,15 +48,11 @@ KAFKA_DEPENDENCIES = (
 
 def pyspark_version() -> str:
     """The installed pyspark's version, e.g. `4.2.0` (the connector must match it exactly)."""
-    from importlib.metadata import version
-
-    return version("pyspark")
+    return metadata.version("pyspark")
 
 
 def pyspark_jars_dir() -> Path:
     """The folder of jars pyspark's own JVM loads (`<site-packages>/pyspark/jars`)."""
-    import importlib.util
-
     spec = importlib.util.find_spec("pyspark")
     if spec is None or spec.origin is None:
         raise StackError("pyspark is not installed in this interpreter; run `make install`")

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import json
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -96,8 +97,6 @@ class InfluxService:
 
         Raises: StackError when InfluxDB answers with an error.
         """
-        import json
-
         params = {"q": q}
         if database:
             params["db"] = database

@@ -8,6 +8,8 @@ import uuid
 import base64
 from textwrap import dedent
 
+from confluent_kafka.admin import AdminClient
+
 from bench.stack import artifacts, tools
 from bench.stack.config import HOST, StackConfig
 from bench.stack.process import ManagedProcess, ServiceFailed
@@ -142,8 +144,6 @@ class KafkaService:
 
     def healthy(self) -> bool:
         """A metadata request answers (the broker is a member of its own cluster)."""
-        from confluent_kafka.admin import AdminClient
-
         admin = AdminClient({"bootstrap.servers": self.address, "socket.timeout.ms": 2000, "log_level": 0})
         try:
             metadata = admin.list_topics(timeout=2)

@@ -24,8 +24,11 @@ pyspark's plain daemon, and the workers import their libraries as before.
 from __future__ import annotations
 
 import gc
+import importlib
 import os
 import sys
+
+from pyspark.daemon import manager
 
 PRELOADED = ("numpy", "pandas", "pyarrow", "pyspark.sql.pandas.serializers", "pyspark.worker",
              "numba", "groupings", "bench.latency", "bench.topology.grouping_stage", "bench.topology.worker")
@@ -49,8 +52,6 @@ def os_threads() -> int:
 def preload(modules=PRELOADED) -> list[str]:
     """Import `modules` (a missing optional one, e.g. numba, is skipped), then freeze the heap.
     Returns the modules imported."""
-    import importlib
-
     done = []
     for name in modules:
         try:
@@ -70,8 +71,8 @@ def warm_groupings() -> None:
     its disk cache) before the fork: the first compiled loop a process calls costs about 0.3 s of
     CPU (numba's dispatcher and LLVM set up), the others a few ms. An error here is left to the
     worker that routes for real (it raises it in its task)."""
+    # deferred: imported by `preload`, after `main` set SINGLE_THREADED (numpy starts OpenBLAS's pool on import)
     import numpy as np
-
     from groupings import GROUPINGS, create_grouping
 
     keys, now = np.array(["a", "b", "c", "a"], dtype=object), np.arange(4, dtype=np.int64)
@@ -89,8 +90,6 @@ def main() -> None:
     if os_threads() != 1:
         # A library started a thread: forking now is unsafe. Start pyspark's daemon afresh.
         os.execv(sys.executable, [sys.executable, "-m", "pyspark.daemon", *sys.argv[1:]])
-    from pyspark.daemon import manager
-
     manager()
 
 

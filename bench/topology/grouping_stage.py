@@ -32,6 +32,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
@@ -40,6 +41,7 @@ from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 from bench.topology.handoff_router import CONTROL_KEY as HANDOFF_KEY
 from bench.topology.handoff_router import HandoffState
 from bench.topology.python_workers import freeze_after_warm_up
+from groupings import create_grouping
 
 PACKED_COLUMNS = ["offset", "idx", "event_ms", "key", "count"]
 """The per-tuple columns `pack` turns into arrays (named `<column>_list`)."""
@@ -170,8 +172,6 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
         tuples go out) and the new state.
     Raises: HeldBelowWatermarkError: see `HandoffState.route`.
     """
-    from groupings import create_grouping
-
     columns = {name: rows[name].to_numpy() for name in ("partition", "offset", "idx", "event_ms", "key", "count")}
     order = routing_order(columns["partition"], columns["offset"], columns["idx"])
     if order is not None:
@@ -284,8 +284,6 @@ class GroupingProcessor(StatefulProcessor):
         previous = tuple(stored) if stored is not None else None
         targets: list = []
         if self.rescale:
-            from pyspark import TaskContext
-
             epoch = self.epoch.get()
             applied = int(epoch[0]) if epoch is not None else 0
             targets = due_targets(self.switches, applied, int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)))
@@ -312,8 +310,6 @@ class GroupingProcessor(StatefulProcessor):
         batch_id = watermark_ms = 0
         handoff_active = handoff is not None and handoff.active
         if handoff_active:
-            from pyspark import TaskContext
-
             batch_id = int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY))
             watermark_ms = int(timerValues.getCurrentWatermarkInMs())
         out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
-from bench.topology import aggregator, grouping_stage, spout, splitter, worker
+from bench.topology import aggregator, grouping_stage, rescale_channel, spout, splitter, state_transfer, worker, worker_state
 from bench.topology.config import TopologyConfig
 from bench.topology.sink import AggregateSink
 
@@ -25,12 +25,8 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     tuples = splitter.split(raw, config, splitter_sql)
     transfers = controls = None
     if config.transfers:
-        from bench.topology import state_transfer, worker_state
-
         transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.PACKED_SCHEMA)
     if config.live_rescale:
-        from bench.topology import rescale_channel, state_transfer, worker_state
-
         channel = rescale_channel.read(spark, config.rescale_channel_dir)
         controls = rescale_channel.switch_rows(channel, config.splitters, grouping_stage.PACKED_SCHEMA,
                                                grouping_stage.CONTROL_COLUMN)

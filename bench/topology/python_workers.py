@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import gc
 
+from pyspark import TaskContext
+
 _frozen: set[str] = set()
 """Tags already frozen in this process (a worker process may run several kinds of tasks)."""
 
@@ -28,8 +30,6 @@ def freeze_after_warm_up(tag: str) -> bool:
     Does nothing outside a Spark task (the driver, unit tests): the driver's heap is not collected
     after every task. Returns True if this call froze the heap.
     """
-    from pyspark import TaskContext
-
     if tag in _frozen or TaskContext.get() is None:
         return False
     _frozen.add(tag)

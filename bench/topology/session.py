@@ -9,6 +9,10 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
+from subprocess import PIPE, STDOUT
+
+from bench.logs import JVM_OUTPUT
+from bench.stack.artifacts import spark_connector_jars
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 DRIVER_MEMORY = "4g"
@@ -20,7 +24,34 @@ FILE_SYSTEM_CHECKPOINT_MANAGER = \
 
 def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None = None,
                  extra: dict[str, str] | None = None) -> dict[str, str]:
-    """The Spark settings the topology needs, as a plain dict (testable without a JVM).
+    """The Spark settings the topology needs, as a plain dict (testable without a JVM): the state
+    store's (`state_store_conf`), the query's (`query_conf`), the Python workers'
+    (`python_worker_conf`), `jars` as `spark.jars`, and `extra` last (it wins).
+
+    The driver JVM (in local mode also the executor) gets a heap of DRIVER_MEMORY and the parallel
+    garbage collector (DRIVER_JAVA_OPTIONS) instead of Spark's 1 GiB and the JVM's default G1:
+    a micro-batch allocates its records' rows, Arrow buffers and shuffle blocks and drops them
+    at its end, the pattern a throughput collector is made for. Cost-0 SHUFFLE over the perf
+    topic, 200,000-record batches, three interleaved runs each (2026-11-26, load average 2.5-3.4):
+    68,900 records/s median with both defaults, 72,000 with 4 GiB, 73,100 with the parallel
+    collector, 76,200 with both (wall time of the run 70.6 -> 65.8 s).
+    """
+    conf = {
+        "spark.master": master,
+        "spark.driver.memory": DRIVER_MEMORY,
+        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
+        **state_store_conf(),
+        **query_conf(shuffle_partitions),
+        **python_worker_conf(),
+    }
+    if jars:
+        conf["spark.jars"] = ",".join(str(j) for j in jars)
+    conf.update(extra or {})
+    return conf
+
+
+def state_store_conf() -> dict[str, str]:
+    """The state stores and checkpoints.
 
     - RocksDB state store: transformWithStateInPandas refuses the default HDFS-backed provider.
       With changelog checkpointing (Spark's recommended setting for stateful queries; an existing
@@ -37,56 +68,55 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
       commit from 35-75 ms to 2-9 ms (2026-11-22). The topology's checkpoints are local
       directories (`TopologyConfig.checkpoint_dir`). On HDFS or an object store `FileContext`
       would be the right choice: there `FileSystem.rename` does not replace a target atomically.
+    """
+    return {
+        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
+        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
+        "spark.sql.streaming.checkpointFileManagerClass": FILE_SYSTEM_CHECKPOINT_MANAGER,
+    }
+
+
+def query_conf(shuffle_partitions: int) -> dict[str, str]:
+    """The query's planning and execution.
+
     - `spark.sql.shuffle.partitions` = the aggregator parallelism A: it fixes the state-store
       partition count of every stateful stage at the first run of a checkpoint.
     - Adaptive execution off: it may coalesce the worker stage's partitions and break
       "worker w is exactly one task".
-    - PySpark's worker daemon replaced by `bench.topology.daemon`, which imports the workers'
-      libraries before it forks them (about 1.1 s of CPU saved per new worker: see that module).
-    - The driver JVM (in local mode also the executor) with a heap of DRIVER_MEMORY and the parallel
-      garbage collector (DRIVER_JAVA_OPTIONS) instead of Spark's 1 GiB and the JVM's default G1:
-      a micro-batch allocates its records' rows, Arrow buffers and shuffle blocks and drops them
-      at its end, the pattern a throughput collector is made for. Cost-0 SHUFFLE over the perf
-      topic, 200,000-record batches, three interleaved runs each (2026-11-26, load average 2.5-3.4):
-      68,900 records/s median with both defaults, 72,000 with 4 GiB, 73,100 with the parallel
-      collector, 76,200 with both (wall time of the run 70.6 -> 65.8 s).
     - Arrow batches to Python workers bounded by their row count only
       (`spark.sql.execution.arrow.maxRecordsPerBatch`, 10,000): with a byte bound (Spark's default,
       `maxBytesPerBatch`), the JVM recomputes the size of the Arrow batch after every row it writes.
       In the splitter stage's `pack` that check cost 0.24-0.43 s per 200,000 tuples on two cores,
       half of the round trip or more (batch micro-benchmark, two A/B pairs, medians of 6 runs).
     """
-    conf = {
-        "spark.master": master,
+    return {
         "spark.sql.shuffle.partitions": str(shuffle_partitions),
-        "spark.driver.memory": DRIVER_MEMORY,
-        "spark.driver.extraJavaOptions": DRIVER_JAVA_OPTIONS,
-        "spark.sql.streaming.stateStore.providerClass": ROCKSDB_PROVIDER,
-        "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
-        "spark.sql.streaming.checkpointFileManagerClass": FILE_SYSTEM_CHECKPOINT_MANAGER,
         "spark.sql.adaptive.enabled": "false",
         "spark.sql.execution.arrow.maxBytesPerBatch": str(2**31 - 1),  # Int.MaxValue: no byte bound
         "spark.sql.session.timeZone": "UTC",
         "spark.ui.showConsoleProgress": "false",
         "spark.ui.enabled": "false",
         "spark.sql.streaming.noDataMicroBatches.enabled": "true",
+    }
+
+
+def python_worker_conf() -> dict[str, str]:
+    """The Python workers: this interpreter (`PYSPARK_PYTHON` if set), the driver's PYTHONPATH,
+    and PySpark's worker daemon replaced by `bench.topology.daemon`, which imports the workers'
+    libraries before it forks them (about 1.1 s of CPU saved per new worker: see that module)."""
+    conf = {
         "spark.python.daemon.module": "bench.topology.daemon",
         "spark.pyspark.python": os.environ.get("PYSPARK_PYTHON", sys.executable),
         "spark.executorEnv.PYSPARK_PYTHON": os.environ.get("PYSPARK_PYTHON", sys.executable),
     }
-    if jars:
-        conf["spark.jars"] = ",".join(str(j) for j in jars)
     if os.environ.get("PYTHONPATH"):
         # Executors of a local-cluster start from a fresh environment: hand them the driver's.
         conf["spark.executorEnv.PYTHONPATH"] = os.environ["PYTHONPATH"]
-    conf.update(extra or {})
     return conf
 
 
 def connector_jars() -> list[Path]:
     """Spark's Kafka connector jars from the project's cache (resolved by `bench.stack`)."""
-    from bench.stack.artifacts import spark_connector_jars
-
     return spark_connector_jars(quiet=True)
 
 
@@ -96,6 +126,7 @@ def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_na
     can share one; its shuffle partition count is set per query by `bench.topology.job`)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    # deferred: pyspark takes 0.4 s to import; `session_conf` and the perf peers' settings need no JVM
     from pyspark.sql import SparkSession
 
     conf = session_conf(master, shuffle_partitions, connector_jars(), extra)
@@ -117,12 +148,9 @@ def launch_jvm_quietly(conf: dict[str, str]) -> bool:
     this process already has a JVM (one per process: a stopped session's JVM is reused as is).
     Returns True if it started the JVM.
     """
-    from subprocess import PIPE, STDOUT
-
+    # deferred: pyspark takes 0.4 s to import; `session_conf` and the perf peers' settings need no JVM
     from pyspark import SparkConf, SparkContext
     from pyspark.java_gateway import launch_gateway
-
-    from bench.logs import JVM_OUTPUT
 
     if SparkContext._gateway is not None:
         return False

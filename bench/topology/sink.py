@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 import pandas as pd
+from confluent_kafka import Consumer, Producer, TopicPartition
 
 from bench.logs import KAFKA_LOGGER
 
@@ -63,8 +64,6 @@ class KafkaWriter:
     """A small idempotent producer that raises when a record is not delivered."""
 
     def __init__(self, bootstrap_servers: str, timeout_s: float = 60.0):
-        from confluent_kafka import Producer
-
         self.timeout_s = timeout_s
         self.producer = Producer({
             "bootstrap.servers": bootstrap_servers, "enable.idempotence": True, "acks": "all",
@@ -178,8 +177,6 @@ def read_batches(folder: Path) -> pd.DataFrame:
 
 def read_aggregates(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> dict[str, dict]:
     """The `<run>.aggregates` topic read to its end, last value per key (`<window_start_ms>|<key>`)."""
-    from confluent_kafka import Consumer, TopicPartition
-
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"bench-reader-{time.time_ns()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=KAFKA_LOGGER)
     try:

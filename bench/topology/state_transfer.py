@@ -26,6 +26,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from bench.topology.spout import CONSUMER_OPTIONS
+
 TRANSFER_COLUMN = "transfer"
 """The worker-state operator's input column carrying a transfer record (NULL on tuple rows)."""
 CHUNK_ENTRIES = 2_000
@@ -65,6 +67,7 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
 
     Raises: RuntimeError: a record was not acknowledged within `timeout_s`.
     """
+    # deferred: Spark's Python workers import this module (worker_state) and never write: no Kafka client there
     from confluent_kafka import Producer
 
     errors: list[str] = []
@@ -84,6 +87,7 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
 def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0) -> set[int]:
     """The epochs written completely to `<run>.state` (their marker is there): a resumed driver does
     not write them again."""
+    # deferred: Spark's Python workers import this module (worker_state) and never read: no Kafka client there
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"{run_id}.state-check",
@@ -113,8 +117,6 @@ def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0)
 def read(spark, bootstrap_servers: str, run_id: str, packed_schema: T.StructType) -> DataFrame:
     """The channel as rows of the worker-state operator's input: `packed_schema` columns with empty
     tuple lists, `worker` -1 and the record in TRANSFER_COLUMN."""
-    from bench.topology.spout import CONSUMER_OPTIONS
-
     raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
            .option("subscribe", topic(run_id)).option("startingOffsets", "earliest")
            .options(**CONSUMER_OPTIONS).load())

@@ -20,9 +20,11 @@ import time
 
 import numpy as np
 import pandas as pd
+from pyspark import TaskContext
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from bench import latency
 from bench.topology import worker_state
 from bench.topology.grouping_stage import ROUTED_COLUMN
 from bench.topology.python_workers import freeze_after_warm_up
@@ -86,10 +88,6 @@ def make_worker_udf(cost_ms: float, cost_every: int):
 
     @F.pandas_udf("string")
     def worker_task(event_ms: pd.Series) -> pd.Series:
-        from pyspark import TaskContext
-
-        from bench import latency
-
         start_ns = time.time_ns()
         context = TaskContext.get()
         simulate_cost(len(event_ms), cost_ms, cost_every, context.taskAttemptId())

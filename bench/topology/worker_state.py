@@ -25,12 +25,15 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark import TaskContext
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
 from bench.topology.state_layout import slot_table, state_partition
+from bench.topology.state_transfer import TRANSFER_COLUMN
+from bench.topology.state_transfer import apply as apply_transfers
 
 STATE_VAR = "per_key"
 """The MapState's name (the state data source's `stateVarName`)."""
@@ -114,8 +117,6 @@ class WorkerStateProcessor(StatefulProcessor):
             self.epoch = handle.getValueState("transfer_epoch", T.StructType([T.StructField("applied", T.LongType())]))
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
-        from pyspark import TaskContext
-
         frames = [f for f in rows if len(f)]
         if not frames:
             return
@@ -126,13 +127,11 @@ class WorkerStateProcessor(StatefulProcessor):
             raise WorkerStatePlacementError(f"slot {slot} ran in state partition {partition}")
         if self.transfers:
             # the state that moves to or from this worker, before any tuple of the batch
-            from bench.topology.state_transfer import TRANSFER_COLUMN, apply
-
             moved = packed[TRANSFER_COLUMN].notna()
             if moved.any():
                 stored = self.epoch.get()
-                _, _, newest = apply(self.state, packed.loc[moved, TRANSFER_COLUMN].tolist(),
-                                     int(stored[0]) if stored is not None else 0)
+                _, _, newest = apply_transfers(self.state, packed.loc[moved, TRANSFER_COLUMN].tolist(),
+                                               int(stored[0]) if stored is not None else 0)
                 self.epoch.update((newest,))
                 packed = packed.loc[~moved]
             if not len(packed):
@@ -165,8 +164,6 @@ def keep_state(worked: DataFrame, workers: int, partitions: int, transfers: Data
     pack = make_pack(slot_table(workers, partitions))
     packed = worked.select("event_ts", "worker", "key", "count").mapInArrow(pack, PACKED_SCHEMA)
     if transfers is not None:
-        from bench.topology.state_transfer import TRANSFER_COLUMN
-
         packed = packed.withColumn(TRANSFER_COLUMN, F.lit(None).cast("string")).unionByName(transfers)
     return packed.groupBy("slot").transformWithStateInPandas(
         statefulProcessor=WorkerStateProcessor(partitions, transfers is not None),

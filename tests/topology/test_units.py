@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.run import RunError, RunOptions, consumed, default_topic, prepare
+from bench.run import RunError, RunOptions, consumed, default_topic, prepare, preflight
 from bench.topology.config import TopologyConfig
 from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_order, timestamps_ms, unpack
 from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVIDER, session_conf
@@ -17,6 +17,7 @@ from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets
 from bench.topology.worker import sleeps_for
 from groupings import GROUPINGS
+from producers import check_broker
 
 
 def rows(n: int, seed: int = 0) -> pd.DataFrame:
@@ -185,7 +186,9 @@ def test_bad_options_fail_before_spark(change, message):
         prepare(options, ensure_stack=False)
 
 
-def test_unreachable_broker_is_a_clear_error():
+def test_unreachable_broker_is_a_clear_error(monkeypatch):
+    # the run waits 15 s for the broker; 1 s gives the same error
+    monkeypatch.setattr(preflight, "check_broker", lambda bootstrap, timeout_s: check_broker(bootstrap, timeout_s=1))
     with pytest.raises(RunError, match="did not answer"):
         prepare(RunOptions(grouping="KEY", dataset="NYC_FLIGHTS", bootstrap_servers="127.0.0.1:1"), ensure_stack=False)
 
