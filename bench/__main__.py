@@ -16,7 +16,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Benchmark harness for stream groupings on Kafka and Spark Structured Streaming.",
     )
     subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for module in sorted(pkgutil.iter_modules(bench.cli.__path__), key=lambda m: m.name):
+    commands = (m for m in pkgutil.iter_modules(bench.cli.__path__) if not m.name.startswith("_"))
+    for module in sorted(commands, key=lambda m: m.name):
         importlib.import_module(f"bench.cli.{module.name}").add_parsers(subparsers)
     return parser
 

@@ -14,7 +14,7 @@ from grafana_foundation_sdk.models.common import BarGaugeDisplayMode, VizOrienta
 from grafana_foundation_sdk.models.dashboard import (DataSourceRef, GridPos, VariableOption, VariableRefresh,
                                                      VariableSort)
 
-from bench.capacity import CAPACITY_STEP
+from bench.capacity.decision import CAPACITY_STEP
 from bench.observer.influx_schema import RESCALE
 from dashboards.influxql import InfluxQL, InfluxQLAnnotation
 
@@ -84,7 +84,7 @@ def capacity_gauge() -> bargauge.Panel:
     """The highest input rate a `make capacity` step held, per grouping and cost (`capacity_step` points)."""
     return (bargauge.Panel().title("Capacity: highest input rate held (records/s)")
             .description("`make capacity` steps the input rate (open loop); a step holds if its processing p99 and "
-                         "its consumer-lag growth stay under the thresholds (bench/capacity.py). The highest rate any "
+                         "its consumer-lag growth stay under the thresholds (bench/capacity/decision.py). The highest rate any "
                          "repetition held, per grouping and cost; the median over repetitions, with its spread, is in "
                          "results/capacity/<stamp>/capacity.txt.").datasource(DATASOURCE)
             .targets([influxql(f'SELECT max("rate") AS "held_rate" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND '

@@ -182,7 +182,7 @@ def input_topic(stack) -> InputTopic:
 
 
 def e2e_options(stack, results_dir, topic, grouping, run_id, **extra):
-    from bench.run import RunOptions
+    from bench.run.options import RunOptions
 
     # A given topic is consumed as it is (it holds records that are not the dataset's: --no-replay).
     return RunOptions(grouping=grouping, dataset=E2E_DATASET, topic=topic, run_id=run_id,
@@ -194,7 +194,8 @@ def e2e_options(stack, results_dir, topic, grouping, run_id, **extra):
 @pytest.fixture(scope="session")
 def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
     """grouping -> summary.json of its streaming run over `input_topic` (results in a temp folder)."""
-    from bench.run import prepare, run_stream
+    from bench.run.lifecycle import run_stream
+    from bench.run.preflight import prepare
     from groupings import GROUPINGS
 
     results = tmp_path_factory.mktemp("runs")
@@ -211,7 +212,8 @@ def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
 def live_run(stack, spark, tmp_path_factory) -> dict:
     """summary.json of a run that replays its own topic while consuming it (so it has latency), with
     1 ms of simulated cost per tuple (the worker stage's Python path; about 0.3 s of sleep per worker)."""
-    from bench.run import prepare, run_stream
+    from bench.run.lifecycle import run_stream
+    from bench.run.preflight import prepare
 
     options = e2e_options(stack, tmp_path_factory.mktemp("live"), None, "DYNAMIC_KEY",
                           f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS,
@@ -245,7 +247,8 @@ def stw_schedule(stack, input_topic) -> str:
 def stw_run(stack, spark, input_topic, stw_schedule, tmp_path_factory) -> dict:
     """summary.json of the session's one STOP_THE_WORLD rescale run (VNODE over the shared topic,
     `stw_schedule`); the rescale and dashboard tests assert on it."""
-    from bench.run import prepare, run_stream
+    from bench.run.lifecycle import run_stream
+    from bench.run.preflight import prepare
 
     options = e2e_options(stack, tmp_path_factory.mktemp("stw"), input_topic.name, "VNODE",
                           f"e2e-stw-{int(time.time())}", rescale=stw_schedule, protocol="STOP_THE_WORLD",

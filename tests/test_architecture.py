@@ -83,13 +83,17 @@ def test_imports_inside_functions_say_why():
 
 
 def _says_why(lines: list[str], lineno: int) -> bool:
-    """Whether line `lineno` (1-based) or the comment above its block of imports says `# deferred:`."""
+    """Whether line `lineno` (1-based), or the comment right above its block of imports, says `# deferred:`."""
     i = lineno - 1
     if DEFERRED in lines[i]:
         return True
     while i > 0 and lines[i - 1].strip().startswith(("import ", "from ")):
         i -= 1
-    return i > 0 and lines[i - 1].strip().startswith(DEFERRED)
+    while i > 0 and lines[i - 1].strip().startswith("#"):
+        i -= 1
+        if lines[i].strip().startswith(DEFERRED):
+            return True
+    return False
 
 
 def test_functions_are_short():

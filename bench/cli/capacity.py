@@ -7,9 +7,7 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.capacity import (MAX_LAG_GROWTH, MAX_P99_MS, CapacityOptions, Thresholds, capacity_figure,
-                            format_capacity_table, run_capacity)
-from bench.results import record
+from bench.capacity.decision import MAX_LAG_GROWTH, MAX_P99_MS, Thresholds
 
 
 def _floats(text: str) -> list[float]:
@@ -44,6 +42,11 @@ def add_parsers(subparsers) -> None:
 
 
 def main(args) -> int:
+    # deferred: the ladders run the topology: pyspark, pandas and the Kafka client (about 1 s of CPU);
+    # `python -m bench` imports every command's module to build its parser, and only this command needs them
+    from bench.capacity.ladder import CapacityOptions, capacity_figure, format_capacity_table, run_capacity
+    from bench.results import record
+
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
     out = args.out or Path(record.RESULTS_DIR) / "capacity" / stamp
     rates = _floats(args.rates) if args.rates is not None else None

@@ -6,8 +6,6 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.results.reader import results_root
-
 
 def add_selection_arguments(p) -> None:
     """RUN..., --dataset, --experiment, --workers, --root: shared by `compare` and `report`."""
@@ -39,7 +37,8 @@ def add_parsers(subparsers) -> None:
 
 def select(args):
     """(runs, description) from the shared arguments; raises ResultsError/ValueError on bad input."""
-    # deferred: bench.compare imports matplotlib, 0.65 s of CPU that every other command of `python -m bench` would pay
+    # deferred: bench.compare loads matplotlib and pandas (about 1 s of CPU); `python -m bench` imports every
+    # command's module to build its parser, and only compare and report need them
     from bench.compare import select_runs
 
     if args.runs and (args.dataset or args.experiment or args.workers):
@@ -49,8 +48,9 @@ def select(args):
 
 
 def main(args) -> int:
-    # deferred: bench.compare imports matplotlib, 0.65 s of CPU that every other command of `python -m bench` would pay
+    # deferred: as in select, bench.compare and the results reader load matplotlib and pandas
     from bench.compare import build_comparison
+    from bench.results.reader import results_root
 
     try:
         if not 0 < args.alpha < 1:

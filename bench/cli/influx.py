@@ -6,9 +6,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.observer.influx import backfill_run, one_line
-from bench.results import record
-
 
 def add_parsers(subparsers) -> None:
     p = subparsers.add_parser("influx", help="InfluxDB: backfill a run's points from its record")
@@ -27,6 +24,11 @@ def add_parsers(subparsers) -> None:
 
 
 def handle_backfill(args) -> int:
+    # deferred: the InfluxDB writer and the run record load pandas and influxdb-client (about 1 s of CPU);
+    # `python -m bench` imports every command's module to build its parser, and only this command needs them
+    from bench.observer.influx import backfill_run, one_line
+    from bench.results import record
+
     run_dir = Path(args.results_dir or record.RESULTS_DIR) / args.run_id
     try:
         n = backfill_run(run_dir, args.influx_url, args.influx_database, token=args.influx_token,

@@ -7,7 +7,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.cli.compare import add_selection_arguments, select
-from bench.results.reader import results_root
 
 
 def add_parsers(subparsers) -> None:
@@ -26,10 +25,12 @@ def add_parsers(subparsers) -> None:
 
 
 def main(args) -> int:
-    # deferred: bench.compare imports matplotlib, 0.65 s of CPU that every other command of `python -m bench` would pay
+    # deferred: bench.compare and the results reader load matplotlib and pandas (about 1 s of CPU);
+    # `python -m bench` imports every command's module to build its parser, and only this one needs them
     from bench.compare import build_comparison
     from bench.compare.render_check import check_report_rendered
     from bench.compare.report import write_report
+    from bench.results.reader import results_root
 
     try:
         runs, description = select(args)

@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import sys
 
-from bench.results.reader import ResultsError, latency_columns, load_runs, results_root
-
 
 def add_parsers(subparsers) -> None:
     p = subparsers.add_parser(
@@ -35,6 +33,9 @@ def _fmt(value, spec: str) -> str:
 
 
 def format_runs(runs) -> str:
+    # deferred: see list_main
+    from bench.results.reader import latency_columns
+
     """The `results list` table (plain text)."""
     lat = [c for c in latency_columns(runs) if "p99" in c][:1] or latency_columns(runs)[:1]
     wid = max([6, *(len(str(x)) for x in runs["run_id"])])
@@ -59,6 +60,10 @@ def format_runs(runs) -> str:
 
 
 def list_main(args) -> int:
+    # deferred: the results reader loads pandas (about 0.7 s of CPU); `python -m bench` imports every
+    # command's module to build its parser, and only this command needs it
+    from bench.results.reader import ResultsError, load_runs, results_root
+
     try:
         runs = load_runs(args.root, experiment_id=args.experiment)
         if args.dataset:

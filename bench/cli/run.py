@@ -11,13 +11,10 @@ import json
 import sys
 from dataclasses import Field
 
-from bench.cli.simulate import parse_assignments
+from bench.cli._arguments import parse_assignments
 from bench.logs import describe
-from bench.results.record import new_run_id
-from bench.run import (CommandSettings, RunError, RunOptions, format_table, measures_latency, prepare, record_input,
-                       run_stream, warm_up)
+from bench.run.options import CommandSettings, RunOptions
 from bench.topology.config import Setting, settings_of, value_type
-from bench.topology.session import build_session
 from groupings import GROUPINGS
 
 
@@ -89,6 +86,9 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
 
 
 def _report(summaries: list[dict], as_json: bool) -> int:
+    # deferred: the summary module loads pandas (see _run_many)
+    from bench.run.summary import format_table
+
     print()
     print(format_table(summaries))
     for s in summaries:
@@ -142,6 +142,15 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     Run ids: `--run-id` as given for one plain run; otherwise `<prefix>[-<grouping>][-r<k>]`.
     All runs share one experiment id (`--experiment-id`, default the prefix).
     """
+    # deferred: the run loads pyspark, pandas and the Kafka client (about 1 s of CPU); `python -m bench`
+    # imports every command's module to build its parser, and only this command needs them
+    from bench.results.record import new_run_id
+    from bench.run.input import record_input
+    from bench.run.lifecycle import run_stream
+    from bench.run.preflight import RunError, prepare
+    from bench.run.warm_up import measures_latency, warm_up
+    from bench.topology.session import build_session
+
     if args.repeat < 1:
         print(f"error: --repeat must be >= 1, got {args.repeat}", file=sys.stderr)
         return 2

@@ -5,12 +5,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.simulate.plot import plot_sweep
-from bench.simulate.rescale import RescaleConfig
-from bench.simulate.runner import SimulationPlan, format_rescale, format_table, run, summary_frame
-from bench.simulate.sources import VirtualClock
-from bench.stack import StackConfig
-from datasets import get_dataset
+from bench.cli._arguments import parse_assignments
 from groupings import GROUPINGS, canonical_grouping
 from groupings.rescaling import CostModel, make_protocol, parse_schedule
 
@@ -22,26 +17,6 @@ def _csv(kind):
         except ValueError:
             raise ValueError(f"not a comma-separated list of {kind.__name__}: {text!r}") from None
     return parse
-
-
-def parse_assignments(items: list[str] | None) -> dict:
-    """`["k=v", ...]` -> dict; values become int, float, bool or stay strings."""
-    out = {}
-    for item in items or []:
-        if "=" not in item:
-            raise ValueError(f"expected KEY=VALUE, got {item!r}")
-        key, raw = item.split("=", 1)
-        value: object = raw
-        for cast in (int, float):
-            try:
-                value = cast(raw)
-                break
-            except ValueError:
-                pass
-        if raw.lower() in ("true", "false"):
-            value = raw.lower() == "true"
-        out[key.strip().replace("-", "_")] = value
-    return out
 
 
 def add_parsers(subparsers) -> None:
@@ -87,6 +62,13 @@ def add_parsers(subparsers) -> None:
 
 
 def main(args) -> int:
+    # deferred: the simulator loads pandas and the datasets (about 1 s of CPU); `python -m bench`
+    # imports every command's module to build its parser, and only this command needs them
+    from bench.simulate.runner import SimulationPlan, format_rescale, format_table, run
+    from bench.simulate.sources import VirtualClock
+    from bench.stack import StackConfig
+    from datasets import get_dataset
+
     try:
         groupings = list(GROUPINGS) if args.grouping.lower() == "all" else [
             canonical_grouping(g) for g in args.grouping.split(",") if g.strip()]
@@ -130,6 +112,9 @@ def rescale_config(args) -> RescaleConfig | None:
                 or args.influx_url):
             raise ValueError("--protocol, --handoff-batch, --state-bytes, --cost and --influx-url need --rescale")
         return None
+    # deferred: as in main, the simulator's modules load pandas
+    from bench.simulate.rescale import RescaleConfig
+
     cost = CostModel.from_assignments(parse_assignments(args.cost))
     rescale = RescaleConfig(tuple(parse_schedule(args.rescale)), args.protocol.strip().upper(),
                             args.handoff_batch, cost, args.state_bytes)
@@ -142,6 +127,10 @@ def rescale_config(args) -> RescaleConfig | None:
 def write_sweep(results, experiment_id: str | None, plot: bool) -> None:
     """The sweep's summary table as `<results>/sweeps/<experiment id or run id>.csv` (beside the
     run records) and, with `plot`, its figures; prints where each went."""
+    # deferred: as in main, the simulator's modules load pandas (and the figure matplotlib)
+    from bench.simulate.plot import plot_sweep
+    from bench.simulate.runner import summary_frame
+
     frame = summary_frame(results)
     out_dir = Path(results[0].path).parent / "sweeps"
     out_dir.mkdir(parents=True, exist_ok=True)

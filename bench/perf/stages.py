@@ -40,7 +40,7 @@ from pathlib import Path
 
 from bench.perf import pipeline
 from bench.perf._harness import Row
-from bench.run import ensure_topics
+from bench.run.input import ensure_topics
 from bench.stack import StackConfig
 from bench.topology import grouping_stage, splitter, spout
 from bench.topology.config import TopologyConfig

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from bench.capacity import (CAPACITY_STEP, Thresholds, capacity_of, format_capacity_table, hot_worker_bound,
-                            ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds, step_point,
-                            summarize)
+from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, hot_worker_bound, ladder_saturated,
+                                     lag_series, lag_slope, median_and_spread, step_holds)
+from bench.capacity.ladder import format_capacity_table, step_point, summarize
 
 
 def batches(records_per_batch: list[int], batch_s: float = 1.0) -> list[dict]:
@@ -87,7 +87,8 @@ def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
 
 
 def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
-    from bench.capacity import CapacityOptions, default_rates
+    from bench.capacity.decision import default_rates
+    from bench.capacity.ladder import CapacityOptions
 
     ladder = default_rates(1.0, 10)
     assert ladder[0] == 250 and ladder[-1] >= 20_000 and ladder[-2] < 20_000
@@ -99,7 +100,7 @@ def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
 
 
 def test_the_figure_draws_p99_against_rate_per_grouping_with_the_hot_worker_bound():
-    from bench.capacity import capacity_figure
+    from bench.capacity.ladder import capacity_figure
 
     steps = [{"rate": 250, "holds": True, "p99_ms": 4000.0, "hottest_share": 0.8},
              {"rate": 500, "holds": True, "p99_ms": 4500.0, "hottest_share": 0.8},

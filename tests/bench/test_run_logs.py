@@ -39,7 +39,7 @@ def test_recording_the_input_keeps_the_producers_client_lines_off_the_console(tm
     first reading run's driver.log all the same."""
     from types import SimpleNamespace
 
-    from bench.run import record_input
+    from bench.run.input import record_input
 
     def replay(dataset, topic, *args, **kwargs):
         logging.getLogger("producers").warning("GETPID [bench-producer#producer-7] [thrd:main]: Failed to acquire "

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from bench.run import default_master, describe_input, format_table
+from bench.run.input import describe_input
+from bench.run.preflight import default_master
+from bench.run.summary import format_table
 
 
 def summary(grouping: str, input_conditions: dict | None, slots: int = 10, workers: int = 10) -> dict:
@@ -46,7 +48,9 @@ def test_default_master_gives_every_worker_a_slot():
 
 
 def test_a_single_run_warms_the_session_up_only_when_it_measures_latency(tmp_path):
-    from bench.run import Prepared, RunOptions, measures_latency
+    from bench.run.options import RunOptions
+    from bench.run.preflight import Prepared
+    from bench.run.warm_up import measures_latency
     from bench.topology.config import TopologyConfig
 
     def prepared(rate, topic_exists=False, resumed=False):

@@ -14,7 +14,7 @@ import pytest
 
 from bench.__main__ import build_parser
 from bench.cli.run import options_from
-from bench.run import CommandSettings, RunOptions
+from bench.run.options import CommandSettings, RunOptions
 from bench.run.settings_doc import (BEGIN, END, README, SETTINGS_MD, makefile_settings, makefile_settings_markdown,
                                     settings_markdown)
 from bench.topology.config import settings_of, value_type

@@ -55,7 +55,8 @@ def check_dashboard(stack, dashboard: dict, since_ms: int) -> list[str]:
 def capacity_steps(stack, live_run) -> list[dict]:
     """The live run (500 rec/s) decided as a capacity step twice, as `run_ladder` decides and writes
     it: repetition 1 under thresholds it meets, repetition 2 under a p99 threshold it cannot meet."""
-    from bench.capacity import Thresholds, measure_step, step_point
+    from bench.capacity.decision import Thresholds
+    from bench.capacity.ladder import measure_step, step_point
     from bench.observer.influx import write_points
 
     run_dir = Path(live_run["results"])

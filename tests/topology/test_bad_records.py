@@ -10,7 +10,8 @@ from collections import Counter
 
 import pytest
 
-from bench.run import prepare, run_stream
+from bench.run.lifecycle import run_stream
+from bench.run.preflight import prepare
 from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
 from bench.topology.sink import DLQ_VALUE_MAX_CHARS, read_aggregates, read_batches
 from datasets import get_dataset

@@ -18,7 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from bench.run import prepare, run_stream
+from bench.run.lifecycle import run_stream
+from bench.run.preflight import prepare
 from bench.topology.sink import read_aggregates
 from groupings import GROUPINGS
 from tests.conftest import E2E_MALFORMED as MALFORMED

@@ -15,7 +15,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.run import prepare, run_stream
+from bench.run.lifecycle import run_stream
+from bench.run.preflight import prepare
 from tests.conftest import E2E_DATASET, E2E_FAST, EVERY_PHASE, e2e_options
 from tests.topology.test_rescale_stop_the_world import (assert_completed_exactly, kill_driver_in_a_rescale,
                                                         simulate_stop_the_world)

@@ -12,7 +12,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.run import prepare, run_stream
+from bench.run.lifecycle import run_stream
+from bench.run.preflight import prepare
 from tests.conftest import E2E_DATASET, E2E_FAST, e2e_options
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]

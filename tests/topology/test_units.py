@@ -9,7 +9,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.run import RunError, RunOptions, consumed, default_topic, prepare, preflight
+from bench.run import preflight
+from bench.run.input import consumed
+from bench.run.options import RunOptions
+from bench.run.preflight import RunError, default_topic, prepare
 from bench.topology.config import TopologyConfig
 from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_order, timestamps_ms, unpack
 from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVIDER, session_conf
@@ -196,7 +199,7 @@ def test_unreachable_broker_is_a_clear_error(monkeypatch):
 def test_batches_committed_but_never_seen_by_the_observer_are_listed(tmp_path):
     from types import SimpleNamespace
 
-    from bench.run import missed_batches
+    from bench.run.summary import missed_batches
 
     commits = tmp_path / "main" / "commits"
     commits.mkdir(parents=True)

@@ -1,22 +1,6 @@
-"""Maximum sustainable throughput per grouping, as ShuffleBench and Theodolite measure it.
-
-For each grouping and simulated cost, step the input rate up (open loop: the producer replays at
-the step's rate whatever the topology does, and stamps each record with its intended send time).
-Each step is one paced live run (`bench.run`) of `step_s` seconds of input. After the warm-up, the
-step holds if
-- the consumer lag does not grow: the slope of (records produced by t) - (records the query has
-  read by t), over the step's batches, is at most `max_lag_growth` of the rate (records/s per
-  record/s), and
-- the processing latency p99 (Kafka timestamp to the worker's processing, `bench.latency`) is at
-  most `max_p99_ms`.
-The capacity of a repetition is the highest rate that held (the ladder stops at the first step that
-does not); the reported figure is the median over the repetitions, with their spread.
-
-The arithmetic (`lag_series`, `lag_slope`, `step_holds`, `capacity_of`) is pure and unit-tested;
-`run_ladder` drives the real runs. Each step's decision is also written to InfluxDB (measurement
-`capacity_step`, `step_point`) beside the step run's own observer points, for the dashboards;
-capacity.json stays the record.
-"""
+"""The capacity ladders on the real stack: one paced live run per step (`bench.run`), each step
+measured and decided (`decision`), written to InfluxDB (`step_point`), and the whole as a record,
+a table and a figure of p99 against rate."""
 
 from __future__ import annotations
 
@@ -26,143 +10,15 @@ import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-import numpy as np
-
+from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, default_rates, hot_worker_bound,
+                                     ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds)
 from bench.observer.influx import one_line, write_points
-from bench.run import RunOptions, default_master, prepare, run_stream, warm_up
+from bench.run.lifecycle import run_stream
+from bench.run.options import RunOptions
+from bench.run.preflight import default_master, prepare
+from bench.run.warm_up import warm_up
 from bench.topology.session import build_session
 
-MAX_P99_MS = 10_000.0
-"""Default processing-latency bound of a step, ms. The topology is a micro-batch engine: on two
-cores a batch takes 2-3 s even with a few hundred records (five stages of ten tasks, three in
-Python; 2026-11-25), so a step that keeps up has a p99 of about two batches, 4-6 s. 10 s leaves
-room for one slow batch; a step at twice the capacity builds a backlog whose p99 passes 20 s
-within its 20 s of input. A 1 s bound (an in-memory record-at-a-time engine's) fails every step."""
-MAX_LAG_GROWTH = 0.10
-"""Default bound on the consumer lag's growth, records/s per record/s of input rate. A micro-batch
-reads everything produced before it starts, so the lag at a batch's end is the input of one batch
-cycle, and it follows the cycle's jitter: over the 15 s after a step's warm-up, steps far below
-capacity showed slopes of 5-6 % of the rate (KEY at 500 rec/s: 24 rec/s; PARTIAL_KEY at 250 rec/s:
-16 rec/s, both with p99 4.4-6.1 s; 2026-11-25). 10 % flags a topology that reads a tenth less than
-it is sent; a smaller shortfall shows as a p99 that grows over the step."""
-CAPACITY_STEP = "capacity_step"
-"""InfluxDB measurement of the steps (`step_point`)."""
-
-
-@dataclass(frozen=True)
-class Thresholds:
-    max_p99_ms: float = MAX_P99_MS
-    """A step whose processing p99 (after the warm-up) exceeds this does not hold."""
-    max_lag_growth: float = MAX_LAG_GROWTH
-    """A step whose consumer lag grows faster than this fraction of the rate does not hold."""
-
-
-def lag_series(batches: list[dict], first_ts_ms: int, rate: float, total: int,
-               warmup_s: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-    """(t in s since `first_ts_ms`, lag in records) at the end of each batch that read records and
-    ended after the warm-up and before the input's last intended send time (`total / rate`):
-    records the producer was due to have sent by then (open loop: `rate * t`) minus records the
-    query had read and processed (cumulative `records` of the observer's batch figures, in batch
-    order). Batches after the input's end only drain the lag, whatever the topology's capacity:
-    with them an overloaded step's catch-up made its slope negative (PARTIAL_KEY at 4000 rec/s and
-    1 ms, above its 2,472 rec/s bound: -906 rec/s)."""
-    done = 0
-    ts, lags = [], []
-    end_s = total / rate if rate > 0 else float("inf")
-    for b in sorted(batches, key=lambda b: b["batch_id"]):
-        done += int(b.get("records") or 0)
-        if not b.get("records"):
-            continue
-        t = (b["end_ms"] - first_ts_ms) / 1000.0
-        if t < warmup_s or t > end_s:
-            continue
-        ts.append(t)
-        lags.append(rate * max(t, 0.0) - done)
-    return np.asarray(ts, dtype=float), np.asarray(lags, dtype=float)
-
-
-def lag_slope(t: np.ndarray, lag: np.ndarray) -> float | None:
-    """Least-squares slope of lag over time, records/s; None with fewer than 3 points."""
-    if len(t) < 3 or np.ptp(t) <= 0:
-        return None
-    return float(np.polyfit(t, lag, 1)[0])
-
-
-def step_holds(p99_ms: float | None, slope: float | None, rate: float, thresholds: Thresholds) -> tuple[bool, str]:
-    """Whether a step holds, and why not. A step without any latency figure does not hold."""
-    if p99_ms is None:
-        return False, "no processing latency measured"
-    if p99_ms > thresholds.max_p99_ms:
-        return False, f"p99 {p99_ms:.0f} ms > {thresholds.max_p99_ms:g} ms"
-    if slope is None:
-        return True, "holds on p99 alone (fewer than 3 batches after the warm-up: no lag trend)"
-    if slope > thresholds.max_lag_growth * rate:
-        return False, f"lag grows {slope:.0f} rec/s > {thresholds.max_lag_growth:g} x rate"
-    return True, "holds"
-
-
-def capacity_of(steps: list[dict]) -> float | None:
-    """The highest rate of a ladder's steps (in the order run) before the first that did not hold."""
-    best = None
-    for s in steps:
-        if not s["holds"]:
-            break
-        best = s["rate"]
-    return best
-
-
-def ladder_saturated(steps: list[dict]) -> bool:
-    """Whether a ladder found the capacity: some step did not hold. When every step held, the
-    capacity is only a lower bound (the ladder's top rate); more `--rates` would find it."""
-    return any(not s["holds"] for s in steps)
-
-
-def median_and_spread(values: list[float | None], lower_bounds: list[bool] | None = None) -> dict:
-    """Median of the repetitions' capacities (a repetition with none counts as 0) and their min/max.
-
-    `lower_bounds[i]` marks a value that is only a lower bound (a ladder on which every step held).
-    `at_least` is True when the median rests on such a value (a middle value of the sorted list is a
-    lower bound, lower bounds sorting after equal exact values): the true median may be higher."""
-    got = [0.0 if v is None else float(v) for v in values]
-    bounds = list(lower_bounds) if lower_bounds is not None else [False] * len(got)
-    if not got:
-        return {"median": None, "min": None, "max": None, "values": [], "lower_bounds": [], "at_least": False}
-    ordered = sorted(zip(got, bounds))
-    n = len(ordered)
-    middle = {n // 2} if n % 2 else {n // 2 - 1, n // 2}
-    return {"median": statistics.median(got), "min": min(got), "max": max(got), "values": got,
-            "lower_bounds": bounds, "at_least": any(ordered[i][1] for i in middle)}
-
-
-def hot_worker_bound(hottest_share: float, cost_ms: float) -> float | None:
-    """The rate a grouping that sends a share of the tuples to one worker cannot exceed:
-    1000 / (share * cost_ms) tuples/s (that worker sleeps cost_ms per tuple). None at cost 0."""
-    if cost_ms <= 0 or hottest_share <= 0:
-        return None
-    return 1000.0 / (hottest_share * cost_ms)
-
-
-def default_rates(cost_ms: float, workers: int) -> list[float]:
-    """The ladder of input rates (records/s, doubling) when none is given.
-
-    cost > 0: from 250 up to the first rate at or above twice 1000 * W / cost, the rate at which
-    even a perfectly balanced grouping's workers are saturated (20,000 at W = 10 and 1 ms); the
-    ladder stops at the first step that fails long before that.
-    cost 0: the workers cost nothing, so the pipeline is the limit: from 4,000 up to 256,000.
-    A live KEY step at 128,000 rec/s held on two cores (batches of 250,000-500,000 records in
-    3-3.5 s, p99 6.2 s, the producer at 126,000 rec/s; 2026-11-25, docs/topology.md); 256,000 x
-    20 s of input is 5.1M records, within COUNTRY_SKEW_R80's 10M."""
-    if cost_ms > 0:
-        start, top = 250.0, 2 * 1000.0 * workers / cost_ms
-    else:
-        start, top = 4000.0, 256_000.0
-    rates = [start]
-    while rates[-1] < top:
-        rates.append(rates[-1] * 2)
-    return rates
-
-
-# -- driving real runs ------------------------------------------------------------------------------
 
 @dataclass
 class CapacityOptions:
