@@ -16,10 +16,13 @@ tier by itself, as long as it reaches them through their fixture:
 | `notebook_kernel`  | `notebook`    | a Jupyter kernel executing notebooks/compare.ipynb            |
 | `bench_subprocess` | `slow`        | the harness's command line in a child Python process          |
 
-A test that reaches a service some other way is caught by its time: a test with none of these markers
-that takes longer than `--fast-tier-limit` seconds (setup + call, default 5) fails when
-`--fast-tier-strict` is given (`make test-fast`), and is listed at the end of any other run
-(`make test`), naming the fixture to use.
+A test that reaches a service some other way, or is slow for its own reasons, is caught by its time:
+a test with none of these markers that takes longer than `--fast-tier-limit` seconds (setup + call,
+default 5) fails when `--fast-tier-strict` is given (`make test-fast`), and is listed at the end of
+any other run (`make test`). The time is the wall-clock time less the time the test waited for a core
+(Linux's /proc/self/schedstat), so that a machine busy with other work does not fail a quick test.
+A test that needs no service but seconds of CPU (a full pass over a real dataset of millions of
+records) carries `@pytest.mark.slow` by hand, with a comment saying why.
 
 An empty selection (pytest's exit code 5, "no tests ran") is turned into a failure with a message:
 a tier that selects nothing is a broken marker expression or path, not a success.
@@ -48,6 +51,7 @@ FAST_TIER = "not (" + " or ".join(TIER_MARKERS) + ")"
 NO_TESTS_RAN = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 
 _SETUP_SECONDS = pytest.StashKey[float]()
+_WAITED_BEFORE = pytest.StashKey[float]()
 _OVER_LIMIT = pytest.StashKey[list]()
 
 
@@ -82,6 +86,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(marker)
 
 
+def waited_for_a_core() -> float:
+    """Seconds this process's main thread has spent runnable but waiting for a CPU (the second field
+    of /proc/self/schedstat, in ns); 0.0 where the kernel does not say."""
+    try:
+        with open("/proc/self/schedstat") as stats:
+            return int(stats.read().split()[1]) / 1e9
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_setup(item):
+    item.stash[_WAITED_BEFORE] = waited_for_a_core()
+    yield
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -92,12 +112,13 @@ def pytest_runtest_makereport(item, call):
     if report.when != "call" or not report.passed or not in_fast_tier(item):
         return
     limit = item.config.getoption("fast_tier_limit")
-    took = item.stash.get(_SETUP_SECONDS, 0.0) + report.duration
+    waited = waited_for_a_core() - item.stash.get(_WAITED_BEFORE, 0.0)
+    took = item.stash.get(_SETUP_SECONDS, 0.0) + report.duration - waited
     if took <= limit:
         return
-    message = (f"{item.nodeid} took {took:.1f} s (setup + call) and carries no tier marker "
-               f"(limit {limit:g} s): reach the service through its fixture "
-               f"({', '.join(FIXTURE_MARKERS)}; tests/tiers.py) or make the test faster")
+    message = (f"{item.nodeid} took {took:.1f} s (setup + call, {waited:.1f} s of waiting for a core left out) "
+               f"and carries no tier marker (limit {limit:g} s): reach the service through its fixture "
+               f"({', '.join(FIXTURE_MARKERS)}; tests/tiers.py), make the test faster, or mark it slow")
     if item.config.getoption("fast_tier_strict"):
         report.outcome = "failed"
         report.longrepr = message
