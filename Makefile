@@ -41,7 +41,7 @@ help:
 	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] maximum sustainable throughput per grouping (rate steps)"
 	@echo "make test                         every test: unit and integration (real Kafka, Spark, InfluxDB, Chromium, Maven); the 20 slowest"
 	@echo "make test-fast                    the tests that need no service (no Kafka, Spark, InfluxDB, Maven, browser), under 2 minutes"
-	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/chaos.md)"
+	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/faults.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, stages, simulator [, harness/Storm per grouping]"
 	@echo "make produce DATASET=... TOPIC=... replay a dataset into Kafka"
@@ -76,7 +76,8 @@ status: $(STAMP)
 	$(PY) -m bench.stack status
 
 # The tiers: tests/tiers.py marks each test from the fixtures it uses; the fast tier is every test
-# with none of these markers, and fails a test of its own that takes over FAST_LIMIT seconds.
+# with none of these markers; a test of its own that takes over FAST_LIMIT seconds is listed at the end
+# (a report, not a failure: a test's time depends on the machine's load).
 FAST_TIER  := not (integration or spark or browser or maven or notebook or slow)
 FAST_LIMIT ?= 5
 
@@ -85,7 +86,7 @@ test: install
 	$(PY) -m pytest --durations=20 --fast-tier-limit=$(FAST_LIMIT)
 
 test-fast: $(STAMP)
-	$(PY) -m pytest -m "$(FAST_TIER)" --fast-tier-limit=$(FAST_LIMIT) --fast-tier-strict
+	$(PY) -m pytest -m "$(FAST_TIER)" --fast-tier-limit=$(FAST_LIMIT)
 
 chaos: install
 	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v
