@@ -1,8 +1,8 @@
 """Test tiers: the markers a test gets from the fixtures it uses, and the fast tier's time limit.
 
 `make test-fast` runs `pytest -m "not (integration or spark or browser or maven or notebook or slow)"`
-(`FAST_TIER`): every test that needs no service. A test is not marked by hand: `pytest_collection_modifyitems`
-marks it from the fixtures it uses, directly or through other fixtures (`item.fixturenames` is the
+(`FAST_TIER`): every test that needs no service. A test that needs one is not marked by hand:
+`pytest_collection_modifyitems` marks it from the fixtures it uses, directly or through other fixtures (`item.fixturenames` is the
 closure: a test that asks for `stream_runs` uses `stack` and `spark` too). So a new test that reaches
 Kafka, Spark, Chromium, Maven, a notebook kernel or a subprocess run of the harness leaves the fast
 tier by itself, as long as it reaches them through their fixture:
@@ -18,11 +18,12 @@ tier by itself, as long as it reaches them through their fixture:
 
 A test that reaches a service some other way, or is slow for its own reasons, is caught by its time:
 a test with none of these markers that takes longer than `--fast-tier-limit` seconds (setup + call,
-default 5) is listed at the end of the run (`make test-fast`, `make test`); it fails the run only with
-`--fast-tier-strict`, which no make target passes: speed is a benchmark's to measure, not a test's. The time is the wall-clock time less the time the test waited for a core
-(Linux's /proc/self/schedstat), so that a machine busy with other work does not fail a quick test.
-A test that needs no service but seconds of CPU (a full pass over a real dataset of millions of
-records) carries `@pytest.mark.slow` by hand, with a comment saying why.
+default 5) is listed at the end of the run (`make test-fast`, `make test`). It fails the run only with
+`--fast-tier-strict`, which no make target passes: speed is a benchmark's to measure, not a test's.
+The time is the wall-clock time less the time the test waited for a core (Linux's
+/proc/self/schedstat), so that a machine busy with other work does not list a quick test.
+A test that needs no service but seconds of CPU (a full pass over a real dataset, a command that
+draws and saves every figure) carries `@pytest.mark.slow` by hand, with a comment saying why.
 
 An empty selection (pytest's exit code 5, "no tests ran") is turned into a failure with a message:
 a tier that selects nothing is a broken marker expression or path, not a success.

@@ -116,6 +116,7 @@ LIVE = {"mode": "live", "rate": 500.0, "paced": True, "topic": "t"}
 RECORDED = {"mode": "recorded", "rate": None, "paced": False, "topic": "t"}
 
 
+@pytest.mark.slow  # two `bench compare` CLI runs that draw and save every figure: 6 s of CPU (tests/tiers.py)
 def test_paced_and_unpaced_runs_are_refused_unless_allowed_and_then_marked(tmp_path, capsys):
     root = tmp_path / "results"
     write_observer_record(root, "obs-key-live", "KEY", input_conditions=LIVE)
@@ -139,6 +140,7 @@ def test_paced_and_unpaced_runs_are_refused_unless_allowed_and_then_marked(tmp_p
     assert sorted(c.summary["label"]) == ["DYNAMIC_KEY", "KEY"]
 
 
+@pytest.mark.slow  # `bench compare` draws and saves every figure as PNG and SVG: 4 s of CPU (tests/tiers.py)
 def test_cli_compare_writes_everything(sim_records, tmp_path, capsys):
     out = tmp_path / "cmp"
     assert main(["compare", "--root", str(sim_records), "--out", str(out)]) == 0
@@ -149,6 +151,7 @@ def test_cli_compare_writes_everything(sim_records, tmp_path, capsys):
          for e in ("png", "svg")] + ["comparison.md", "comparison.csv", "significance.csv"])
 
 
+@pytest.mark.slow  # `bench compare` draws and saves every figure as PNG and SVG: 4 s of CPU (tests/tiers.py)
 def test_cli_default_out_is_under_results_compare(sim_records, tmp_path, capsys):
     root = tmp_path / "results"
     shutil.copytree(sim_records, root)

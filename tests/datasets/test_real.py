@@ -14,6 +14,7 @@ def _first(ds, n=1):
 
 
 class TestNycFlights:
+    @pytest.mark.slow  # a full pass over 336,776 records: 5 s of CPU (tests/tiers.py)
     def test_count_and_first_record(self):
         ds = get_dataset("NYC_FLIGHTS")
         n = 0
@@ -48,6 +49,7 @@ class TestNycFlights:
 
 
 class TestUsFlights3M:
+    @pytest.mark.slow  # a full pass over 3,000,000 records: 7 s of CPU (tests/tiers.py)
     def test_count_keys_and_first_records(self):
         ds = get_dataset("US_FLIGHTS_3M")
         n = 0
@@ -105,7 +107,10 @@ class TestTrumpTweets:
 
 
 class TestGeonames:
-    @pytest.mark.parametrize("pop,count", [(15000, 34_006), (5000, 69_472), (1000, 170_391), (500, 234_908)])
+    # 1000 and 500: full passes over 170,391 and 234,908 cities, 5-6 s of CPU each (tests/tiers.py)
+    @pytest.mark.parametrize("pop,count", [(15000, 34_006), (5000, 69_472),
+                                           pytest.param(1000, 170_391, marks=pytest.mark.slow),
+                                           pytest.param(500, 234_908, marks=pytest.mark.slow)])
     def test_counts(self, pop, count):
         ds = get_dataset("GEONAMES_COUNTRY", min_population=pop)
         assert sum(1 for _ in ds.records()) == ds.documented_records == count

@@ -213,6 +213,7 @@ def test_bad_rescale_options_are_one_clear_error_each(tmp_path, monkeypatch, cap
     assert not [p for p in tmp_path.iterdir() if p.name != "sweeps"]  # nothing ran
 
 
+@pytest.mark.slow  # four simulated rescales and `bench compare` of them: 6 s of CPU (tests/tiers.py)
 def test_compare_draws_the_rescales_and_tabulates_protocol_x_routing(tmp_path, monkeypatch):
     from bench.compare import build_comparison, select_runs
     from bench.compare.comparison import figure_caption

@@ -8,9 +8,6 @@ Small windows and no simulated cost keep each run short.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 import urllib.parse
 import urllib.request
@@ -93,18 +90,18 @@ def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
     assert second["exact"]["total_count"] == total
 
 
-def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_path, input_topic):
+def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_path, input_topic, bench_subprocess):
     topic, total = input_topic.name, input_topic.total
     local = stream_runs["DYNAMIC_KEY"]
     run_id = f"e2e-lc-{int(time.time())}"
-    cmd = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
-           "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local-cluster[2,1,1024]",
-           "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
-           "--influx-database", stack.influx_database, "--results-dir", str(tmp_path), "--no-progress",
-           "--workers", "4", "--splitters", str(PARTITIONS), "--aggregators", "2", "--cost-ms", "0",
-           "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
-           "--observer-tick-s", "2", "--trigger-s", "0.5", "--timeout-s", "600"]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=os.environ.copy())
+    proc = bench_subprocess.run(
+        "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
+        "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local-cluster[2,1,1024]",
+        "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
+        "--influx-database", stack.influx_database, "--results-dir", tmp_path, "--no-progress",
+        "--workers", "4", "--splitters", PARTITIONS, "--aggregators", "2", "--cost-ms", "0",
+        "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
+        "--observer-tick-s", "2", "--trigger-s", "0.5", "--timeout-s", "600", timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     cluster = json.loads((tmp_path / run_id / "summary.json").read_text())
     assert cluster["exact"]["total_count"] == local["exact"]["total_count"] == total
