@@ -22,6 +22,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -34,12 +35,28 @@ pytest_plugins = ["tests.tiers"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
-# The JVMs the tests start (Kafka, Spark drivers in and out of this process, Maven, the Storm peer)
-# live for seconds to a few minutes on tiny inputs: the client compiler alone (C1) starts them
-# faster and leaves both cores to the work instead of C2's compiler threads (a cold `bench run` of
-# 2,000 records 42 -> 37 s, the Storm peer's `mvn test` 14-22 -> 7.5 s here). Results are the same
-# bytes; benchmarks (`make bench`, `make perf`) never read this. A value the user set wins.
-os.environ.setdefault("JAVA_TOOL_OPTIONS", "-XX:TieredStopAtLevel=1")
+SHORT_JVM_OPTIONS = "-XX:TieredStopAtLevel=1"
+"""The short-lived JVMs the tests start (a `bench run` in a child process, Maven, the Storm peer)
+live for seconds to a minute or two on tiny inputs: the client compiler alone (C1) starts them
+faster and leaves both cores to the work instead of C2's compiler threads (here: a cold `bench run`
+of 2,000 records 42 -> 37 s, the Storm peer's `mvn test` 14-22 -> 7.5 s). Results are the same bytes;
+benchmarks (`make bench`, `make perf`) never read this. The session's long-lived JVMs (the stack's
+broker, the Spark session) keep both compilers (`long_lived_jvm`). A value the user set wins."""
+os.environ.setdefault("JAVA_TOOL_OPTIONS", SHORT_JVM_OPTIONS)
+
+
+@contextmanager
+def long_lived_jvm() -> Iterator[None]:
+    """A JVM started inside this block gets the JIT a user's would (no `SHORT_JVM_OPTIONS`)."""
+    ours = os.environ.get("JAVA_TOOL_OPTIONS") == SHORT_JVM_OPTIONS
+    if ours:
+        del os.environ["JAVA_TOOL_OPTIONS"]
+    try:
+        yield
+    finally:
+        if ours:
+            os.environ["JAVA_TOOL_OPTIONS"] = SHORT_JVM_OPTIONS
+
 
 EVERY_PHASE = pytest.mark.skipif(
     os.environ.get("BENCH_CHAOS") != "1",
@@ -80,7 +97,8 @@ def stack(tmp_path_factory) -> Iterator[StackConfig]:
     """A running stack for the session; yields its `StackConfig` (bootstrap_servers, influx_url, ...)."""
     config = temporary_stack_config(tmp_path_factory.mktemp("stack"))
     stack = Stack(config)
-    stack.up(log=lambda _msg: None)
+    with long_lived_jvm():
+        stack.up(log=lambda _msg: None)
     try:
         yield config
     finally:
@@ -94,7 +112,8 @@ def spark():
     """One SparkSession for every Spark test (local[2]: this machine kind has 2 cores)."""
     from bench.topology.session import build_session
 
-    session = build_session("local[2]", shuffle_partitions=2)
+    with long_lived_jvm():
+        session = build_session("local[2]", shuffle_partitions=2)
     yield session
     session.stop()
 
