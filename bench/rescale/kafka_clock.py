@@ -14,7 +14,10 @@ def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> 
     """(first, last) Kafka timestamp of a topic: the smallest first and the largest last record
     timestamp over its partitions (producers write each partition in intended-time order), or None
     for an empty topic."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"span-{topic}", "enable.auto.commit": False})
+    # fetch.wait.max.ms: a fetch left waiting at a partition's end (500 ms by default) holds back the
+    # next read; with it, 4 partitions took 4.5 s here, without it 0.1 s.
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"span-{topic}", "enable.auto.commit": False,
+                         "fetch.wait.max.ms": 10})
     try:
         parts = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
         first, last = [], []
