@@ -1,5 +1,5 @@
 """A rescale run's configuration and summary (bench run --rescale): the glue between the driver
-(bench/run.py) and the protocols on Spark (bench/rescale/stop_the_world.py, shared_state.py,
+(bench/run/) and the protocols on Spark (bench/rescale/stop_the_world.py, shared_state.py,
 learner.py, handoff.py)."""
 
 from __future__ import annotations

@@ -166,7 +166,7 @@ def _summary(plan: SimulationPlan, table: TupleTable, grouping: str, workers: in
     """summary.json of a point, in the streaming run's layout (so one reader serves both modes):
     the reference figures of the `last` tick, the exact `final` figures, the hottest keys."""
     return {
-        # The streaming run's layout (bench/run.py), so one reader serves both modes.
+        # The streaming run's layout (bench/run/), so one reader serves both modes.
         "status": "completed",
         "mode": "simulate",
         "grouping": grouping,

@@ -3,7 +3,7 @@
 `shared_records` simulates once per test session (4 groupings x 4 seeds of COUNTRY_SKEW_R80, 20,000
 records, W=10, experiment `exp-a`) into a temporary folder, so every test reads the same small,
 real records. For the tolerance tests, `write_stream_record` writes a stream record with the flat
-fields of results/README.md, and `write_observer_record` one shaped like bench/run.py's output
+fields of results/README.md, and `write_observer_record` one shaped like bench/run/summary.py's output
 (figures nested in `exact`/`reference`/`latency` blocks, `time_ms`, per-worker lists per tick).
 """
 
@@ -97,7 +97,7 @@ def write_stream_record(root: Path, run_id: str, grouping: str, seed: int = 0, w
 
 def write_observer_record(root: Path, run_id: str, grouping: str, seed: int = 0, workers: int = 4,
                           ticks: int = 5, status: str = "completed", input_conditions: dict | None = None) -> Path:
-    """A record in the shape bench/run.py and bench/observer write (no experiment_id, nested summary)."""
+    """A record in the shape bench/run/ and bench/observer write (no experiment_id, nested summary)."""
     from bench.results.record import RunRecord
 
     rng = np.random.default_rng(seed)

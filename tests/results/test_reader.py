@@ -183,7 +183,7 @@ def test_unreadable_record_is_skipped_with_a_warning(sim_records, tmp_path):
 
 
 def test_observer_shaped_records_are_read(tmp_path):
-    """The shape bench/run.py writes: figures nested in blocks, time_ms, per-worker lists, a status."""
+    """The shape bench/run/ writes: figures nested in blocks, time_ms, per-worker lists, a status."""
     root = tmp_path / "results"
     write_observer_record(root, "obs-key", "KEY", seed=1)
     write_observer_record(root, "obs-failed", "DYNAMIC_KEY", seed=2, status="failed")
