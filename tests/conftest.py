@@ -30,6 +30,7 @@ import pytest
 
 from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
+from tests.killing import Killed, KilledDrivers
 
 pytest_plugins = ["tests.tiers"]
 
@@ -267,6 +268,46 @@ def stw_schedule(stack, input_topic) -> str:
     table = from_topic(get_dataset(E2E_DATASET), input_topic.name, stack.bootstrap_servers,
                        E2E_FAST["splitters"])[0]
     return f"{(int(table.ts_ms.max()) - int(table.ts_ms.min())) // 2}ms:6"
+
+
+def selected_kill_cases(items) -> list[str]:
+    """The kill cases ("<protocol>/<phase>", the `killed` parameter) of the tests in `items` that
+    will run (a case whose skipif mark holds, `EVERY_PHASE` outside `make chaos`, is left out)."""
+    cases = []
+    for item in items:
+        callspec = getattr(item, "callspec", None)
+        if callspec is None or "killed" not in callspec.params:
+            continue
+        if any(mark.args and mark.args[0] is True for mark in item.iter_markers("skipif")):
+            continue
+        if callspec.params["killed"] not in cases:
+            cases.append(callspec.params["killed"])
+    return cases
+
+
+@pytest.fixture(scope="session")
+def killed_drivers(request, stack, input_topic, stw_schedule, tmp_path_factory) -> Iterator[KilledDrivers]:
+    """The kill-and-resume tests' drivers (tests/killing.py), for the cases this session selected,
+    run side by side and killed at their phases while the session goes on."""
+    drivers = KilledDrivers(stack, E2E_FAST, tmp_path_factory.mktemp("killed"), input_topic.name, stw_schedule)
+    drivers.start(selected_kill_cases(request.session.items))
+    yield drivers
+    drivers.close()
+
+
+@pytest.fixture(autouse=True)
+def _start_the_killed_drivers_early(request) -> None:
+    """The first test that uses the stack starts the session's killed drivers, if it selected any:
+    they then run beside the tests that come before theirs (a minute each, nothing timed)."""
+    if "stack" in request.fixturenames and selected_kill_cases(request.session.items):
+        request.getfixturevalue("killed_drivers")
+
+
+@pytest.fixture
+def killed(request, killed_drivers) -> Killed:
+    """The driver of this test's kill case (parametrize `killed` with "<protocol>/<phase>",
+    indirect=True), killed at its phase."""
+    return killed_drivers.take(request.param)
 
 
 @pytest.fixture(scope="session")

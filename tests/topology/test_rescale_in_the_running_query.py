@@ -18,17 +18,14 @@ import pytest
 from bench.run.lifecycle import run_stream
 from bench.run.preflight import prepare
 from tests.conftest import E2E_DATASET, E2E_FAST, EVERY_PHASE, e2e_options
-from tests.topology.test_rescale_stop_the_world import (assert_completed_exactly, kill_driver_in_a_rescale,
-                                                        simulate_stop_the_world)
+from tests.killing import HANDOFF_BATCH
+from tests.topology.test_rescale_stop_the_world import assert_completed_exactly, simulate_stop_the_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
 LIMIT, RATE = 5_000, 250.0  # 20 s of input
 SCHEDULE = "4s:6"
 PROTOCOLS = ("SHARED_STATE", "LEARNER", "HANDOFF")
-HANDOFF_BATCH = 8
-"""HANDOFF's units per round in these runs: 4 -> 6 moves 85 vnodes, a few dozen of them with state;
-one unit per round would take a round (two batches or more) per unit."""
 
 
 @pytest.fixture(scope="module", params=PROTOCOLS)
@@ -145,25 +142,24 @@ def simulated_on_the_shared_topic(stack, input_topic, stw_schedule, tmp_path_fac
     return {p: simulate_stop_the_world(stack, input_topic, stw_schedule, folder / p, protocol=p) for p in PROTOCOLS}
 
 
-@pytest.mark.parametrize("protocol,phase", [pytest.param("SHARED_STATE", "requested", marks=EVERY_PHASE),
-                                            ("SHARED_STATE", "savepoint"),
-                                            pytest.param("SHARED_STATE", "published", marks=EVERY_PHASE),
-                                            ("LEARNER", "warming")])
+@pytest.mark.parametrize("killed", [pytest.param("SHARED_STATE/requested", marks=EVERY_PHASE),
+                                    "SHARED_STATE/savepoint",
+                                    pytest.param("SHARED_STATE/published", marks=EVERY_PHASE),
+                                    "LEARNER/warming"], indirect=True)
 def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule,
                                                                   simulated_on_the_shared_topic, stream_runs,
-                                                                  tmp_path, protocol, phase):
+                                                                  killed):
     """SIGKILL right after the driver asked for the barrier (the query may not have paused yet),
     after it read the barrier batch's state (the epoch not published: the restarted query must
     wait at the same barrier), after it published the epoch (the query goes on), or after LEARNER
     published its warm-up (no barrier yet). The same run id finishes the run exactly: totals, 0
     ownership violations, the simulator's final state, the killed attempt's barrier and switch
     batches, and no epoch rewritten."""
-    run_id = f"e2e-{protocol.lower()}-kill-{phase}-{int(time.time())}"
-    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
+    protocol, phase, run_id, folder = killed.protocol, killed.phase, killed.run_id, killed.results_dir
+    options = e2e_options(stack, folder, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
                           protocol=protocol, max_offsets_per_trigger=300)
-    kill_driver_in_a_rescale(stack, tmp_path, input_topic.name, stw_schedule, run_id, phase, protocol=protocol)
-    (killed,) = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
-    channel = tmp_path / run_id / "checkpoint" / "rescale-channel"
+    (journal,) = json.loads((folder / run_id / "rescale.json").read_text())["events"]
+    channel = folder / run_id / "checkpoint" / "rescale-channel"
     published = {p.name: p.read_text() for p in channel.glob("epoch-*.jsonl")}
     assert sorted(published) == {"requested": [], "savepoint": [], "published": ["epoch-1.jsonl"],
                                  "warming": ["epoch-1.jsonl"]}[phase]
@@ -175,31 +171,30 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     (event,) = resumed["rescale"]["events"]
     assert event["switch_batch"] == event["barrier_batch"] + 1
     if phase in ("savepoint", "published"):
-        assert (event["barrier_batch"], event["switch_batch"]) == (killed["barrier_batch"], killed["switch_batch"])
+        assert (event["barrier_batch"], event["switch_batch"]) == (journal["barrier_batch"], journal["switch_batch"])
     for name, text in published.items():
         assert (channel / name).read_text() == text  # not written again
-    state = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    state = pd.read_parquet(folder / run_id / "state.parquet")
     pd.testing.assert_frame_equal(state, simulated_on_the_shared_topic[protocol][1], check_dtype=False)
     plain = pd.read_parquet(Path(stream_runs["VNODE"]["results"]) / "state.parquet")
     cols = ["key", "count", "sum", "first_ts_ms", "last_ts_ms"]
     pd.testing.assert_frame_equal(state[cols], plain[cols], check_dtype=False)  # as without rescaling
 
 
+@pytest.mark.parametrize("killed", ["HANDOFF/handing_over"], indirect=True)
 def test_a_driver_killed_in_the_middle_of_a_hand_off_resumes_exactly(stack, spark, input_topic, stw_schedule,
                                                                     simulated_on_the_shared_topic, stream_runs,
-                                                                    tmp_path):
+                                                                    killed):
     """SIGKILL right after HANDOFF published its first step (SCALEUP, and the routers hold round 0:
     held tuples are in the grouping stage's state when the query dies with its driver). The same run
     id finishes the hand-off exactly: totals, 0 ownership violations, the simulator's final state,
     the first step not rewritten."""
-    run_id = f"e2e-handoff-kill-{int(time.time())}"
-    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
+    run_id, folder = killed.run_id, killed.results_dir
+    options = e2e_options(stack, folder, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
                           protocol="HANDOFF", handoff_batch=HANDOFF_BATCH, max_offsets_per_trigger=300)
-    kill_driver_in_a_rescale(stack, tmp_path, input_topic.name, stw_schedule, run_id, "handing_over",
-                             protocol="HANDOFF", extra=("--handoff-batch", str(HANDOFF_BATCH)))
-    (killed,) = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
-    assert killed["published_steps"] == 1 and len(killed["rounds"]) >= 2
-    channel = tmp_path / run_id / "checkpoint" / "rescale-channel"
+    (journal,) = json.loads((folder / run_id / "rescale.json").read_text())["events"]
+    assert journal["published_steps"] == 1 and len(journal["rounds"]) >= 2
+    channel = folder / run_id / "checkpoint" / "rescale-channel"
     published = {p.name: p.read_text() for p in channel.glob("epoch-*.jsonl")}
     assert sorted(published) == ["epoch-1.jsonl"]
 
@@ -208,10 +203,10 @@ def test_a_driver_killed_in_the_middle_of_a_hand_off_resumes_exactly(stack, spar
     assert_completed_exactly(stack, resumed, input_topic.total)
     assert resumed["rescale"]["ownership_violations"] == 0
     (event,) = resumed["rescale"]["events"]
-    assert event["rounds"] == killed["rounds"] and event["scaleup_batch"] == killed["scaleup_batch"]
+    assert event["rounds"] == journal["rounds"] and event["scaleup_batch"] == journal["scaleup_batch"]
     assert len(event["step_batches"]) == len(event["rounds"]) + 1
     assert (channel / "epoch-1.jsonl").read_text() == published["epoch-1.jsonl"]  # not written again
-    state = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    state = pd.read_parquet(folder / run_id / "state.parquet")
     pd.testing.assert_frame_equal(state, simulated_on_the_shared_topic["HANDOFF"][1], check_dtype=False)
     plain = pd.read_parquet(Path(stream_runs["VNODE"]["results"]) / "state.parquet")
     cols = ["key", "count", "sum", "first_ts_ms", "last_ts_ms"]

@@ -18,6 +18,7 @@ from bench.run.preflight import prepare
 from bench.topology.sink import read_aggregates
 from tests.conftest import (EVERY_PHASE, E2E_DATASET, E2E_FAST, E2E_LIMIT, E2E_PARTITIONS, InputTopic, data_batches,
                             e2e_options)
+from tests.killing import kill_driver_in_a_rescale
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -262,65 +263,6 @@ def test_compare_draws_the_spark_rescale_beside_the_simulators(stw_run, simulate
     assert x1 == pytest.approx((max(event["resumed_wall_ms"], event["stop_wall_ms"] + 500) - origin_ms) / 1000)
 
 
-def _children(pid: int) -> list[int]:
-    out = []
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            out += [int(c) for c in (task / "children").read_text().split()]
-        except OSError:
-            pass
-    return out
-
-
-def _wait_gone(pids: list[int], timeout_s: float) -> None:
-    deadline = time.monotonic() + timeout_s
-    while any(Path(f"/proc/{p}").exists() for p in pids) and time.monotonic() < deadline:
-        time.sleep(0.2)
-
-
-def kill_driver_in_a_rescale(stack, tmp_path: Path, topic: str, schedule: str, run_id: str, phase: str,
-                             index: int = 0, protocol: str = "STOP_THE_WORLD", extra: tuple = ()) -> None:
-    """Run `bench run` (VNODE, the e2e options, `schedule`, `protocol`, `extra` options) as a child process until the journal of
-    `results/<run_id>/rescale.json` has event `index` at `phase`, then SIGKILL it (and wait for its
-    Spark JVM to end). The driver sleeps there (BENCH_FAULT_RESCALE_HANG_AFTER=<phase>@<index>)."""
-    import os
-    import signal
-    import subprocess
-    import sys
-
-    from bench.rescale.driver import HANG_AFTER
-
-    cmd = [sys.executable, "-m", "bench", "run", "--grouping", "VNODE", "--dataset", "NYC_FLIGHTS",
-           "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local[2]",
-           "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
-           "--influx-database", stack.influx_database, "--results-dir", str(tmp_path), "--no-progress",
-           "--workers", "4", "--splitters", str(E2E_FAST["splitters"]), "--aggregators", "2", "--cost-ms", "0",
-           "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
-           "--observer-tick-s", "2", "--trigger-s", "0.5", "--max-offsets-per-trigger", "300",
-           "--rescale", schedule, "--protocol", protocol, "--timeout-s", "600", *extra]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            env={**os.environ, HANG_AFTER: f"{phase}@{index}"})
-    journal = tmp_path / run_id / "rescale.json"
-
-    def at_phase() -> bool:
-        events = json.loads(journal.read_text())["events"] if journal.exists() else []
-        return len(events) > index and events[index]["phase"] == phase
-
-    deadline = time.monotonic() + 600
-    try:
-        while not at_phase():
-            assert proc.poll() is None, f"the driver ended (exit {proc.returncode}) before event {index}'s {phase}"
-            assert time.monotonic() < deadline, "no rescale within 600 s"
-            time.sleep(0.2)
-        jvms = _children(proc.pid)
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait(30)
-        _wait_gone(jvms, 60)  # Spark's JVM ends when its driver's pipe closes
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-
-
 def state_topic_keys(stack, run_id: str) -> list[str]:
     """The keys of every record in `<run>.state`, in offset order (`<epoch>|<slot>|<kind>|<chunk>`
     and the epochs' `<epoch>|done` markers)."""
@@ -355,11 +297,12 @@ def assert_epoch_written_once(stack, run_id: str, epoch: int) -> None:
     assert len(keys) == len(set(keys)) > 1, keys
 
 
-@pytest.mark.parametrize("phase", [pytest.param("stopped", marks=EVERY_PHASE), "savepoint",
-                                   pytest.param("repartitioned", marks=EVERY_PHASE),
-                                   pytest.param("transferred", marks=EVERY_PHASE)])
+@pytest.mark.parametrize("killed", [pytest.param("STOP_THE_WORLD/stopped", marks=EVERY_PHASE),
+                                    "STOP_THE_WORLD/savepoint",
+                                    pytest.param("STOP_THE_WORLD/repartitioned", marks=EVERY_PHASE),
+                                    pytest.param("STOP_THE_WORLD/transferred", marks=EVERY_PHASE)], indirect=True)
 def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule, simulated,
-                                                                  tmp_path, phase):
+                                                                  killed):
     """SIGKILL right after the query was stopped (the interrupted batch not finished, no savepoint),
     after the savepoint was read (before the checkpoint was repartitioned), after Spark's
     repartition wrote its batch (before the moved state reached `<run>.state`), or after the moved
@@ -367,19 +310,18 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     exactly, and writes the epoch to `<run>.state` once in all."""
     from bench.rescale.driver import checkpoint_partitions
 
-    run_id = f"e2e-stw-kill-{phase}-{int(time.time())}"
-    options = e2e_options(stack, tmp_path, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
+    phase, run_id, folder = killed.phase, killed.run_id, killed.results_dir
+    options = e2e_options(stack, folder, input_topic.name, "VNODE", run_id, rescale=stw_schedule,
                           protocol="STOP_THE_WORLD", max_offsets_per_trigger=300)
-    kill_driver_in_a_rescale(stack, tmp_path, input_topic.name, stw_schedule, run_id, phase)
     # what the kill left: the checkpoint's layout and the state topic at that phase
-    (killed,) = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
-    checkpoint = tmp_path / run_id / "checkpoint" / "main"
+    (journal,) = json.loads((folder / run_id / "rescale.json").read_text())["events"]
+    checkpoint = folder / run_id / "checkpoint" / "main"
     if phase == "stopped":
-        assert "barrier_batch" not in killed and checkpoint_partitions(checkpoint) == 2
+        assert "barrier_batch" not in journal and checkpoint_partitions(checkpoint) == 2
     elif phase == "savepoint":
-        assert "switch_batch" not in killed and checkpoint_partitions(checkpoint) == 2
+        assert "switch_batch" not in journal and checkpoint_partitions(checkpoint) == 2
     else:
-        assert killed["switch_batch"] > killed["barrier_batch"] and checkpoint_partitions(checkpoint) == 6
+        assert journal["switch_batch"] > journal["barrier_batch"] and checkpoint_partitions(checkpoint) == 6
     assert state_topic_has_epoch(stack, run_id) == (phase == "transferred")
 
     resumed = run_stream(prepare(options), spark=spark, log=lambda *_: None)
@@ -389,11 +331,11 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     (event,) = resumed["rescale"]["events"]
     assert (event["partitions_before"], event["partitions_after"]) == (2, 6)
     if phase != "stopped":
-        assert event["barrier_batch"] == killed["barrier_batch"]
+        assert event["barrier_batch"] == journal["barrier_batch"]
     if phase not in ("stopped", "savepoint"):
-        assert event["switch_batch"] == killed["switch_batch"]
+        assert event["switch_batch"] == journal["switch_batch"]
     assert_epoch_written_once(stack, run_id, 1)
-    state = pd.read_parquet(tmp_path / run_id / "state.parquet")
+    state = pd.read_parquet(folder / run_id / "state.parquet")
     pd.testing.assert_frame_equal(state, simulated[1], check_dtype=False)
 
 
@@ -441,6 +383,7 @@ def test_two_events_by_worker_id_are_exact(stack, paced_topic, two_events, resca
     assert set(state["worker"]) <= {0, 2, 3, 4, 5} and {4, 5} & set(state["worker"])
 
 
+@EVERY_PHASE
 def test_a_driver_killed_in_the_second_event_resumes_exactly(stack, spark, paced_topic, two_events, simulated_twice,
                                                              tmp_path):
     """The two-event schedule, SIGKILL after the second event's repartition (N 6 -> 5; its moved
@@ -449,7 +392,7 @@ def test_a_driver_killed_in_the_second_event_resumes_exactly(stack, spark, paced
     from bench.rescale.driver import checkpoint_partitions
 
     run_id = f"e2e-stw2-kill-{int(time.time())}"
-    kill_driver_in_a_rescale(stack, tmp_path, paced_topic.name, two_events, run_id, "repartitioned", index=1)
+    kill_driver_in_a_rescale(stack, E2E_FAST, tmp_path, paced_topic.name, two_events, run_id, "repartitioned", index=1)
     first_killed, second_killed = json.loads((tmp_path / run_id / "rescale.json").read_text())["events"]
     assert first_killed["phase"] == "restarted"
     assert checkpoint_partitions(tmp_path / run_id / "checkpoint" / "main") == 5
