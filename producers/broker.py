@@ -10,13 +10,22 @@ from __future__ import annotations
 import logging
 import time
 
-from confluent_kafka import KafkaError, KafkaException
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
 
 log = logging.getLogger("producers")
 
 DEFAULT_TIMEOUT_S = 30.0
 """Bound on reaching the broker and creating the topic."""
+
+
+TRANSIENT_ERRORS = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+                              KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER})
+"""Errors a read of end offsets retries until its timeout: a topic created a moment ago, or a broker
+just restarted, answers NOT_LEADER_FOR_PARTITION or LEADER_NOT_AVAILABLE for a while; and a request
+in flight on the bootstrap connection fails with _DESTROY_BROKER ("Broker handle destroyed without
+termination") when the client retires that connection for the broker's own (seen here with both
+cores busy, 2026-11-27)."""
 
 
 class BrokerUnreachable(RuntimeError):
@@ -112,3 +121,26 @@ def _wait_for_leaders(admin: AdminClient, topic: str, partitions: int, timeout_s
         if time.monotonic() > deadline:
             raise BrokerUnreachable(f"topic {topic!r} has no leader for every partition after {timeout_s:g} s")
         time.sleep(0.05)
+
+
+def end_offsets(bootstrap_servers: str, topic: str, timeout_s: float = DEFAULT_TIMEOUT_S) -> dict[int, int] | None:
+    """The next offset (high watermark) of each partition of ``topic``, by partition; None if the
+    topic does not exist. ``TRANSIENT_ERRORS`` are retried, with a new client, until ``timeout_s``;
+    then, or on any other error, ``BrokerUnreachable``."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        c = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"bench-offsets-{time.time_ns()}",
+                      "enable.auto.commit": False, "log.connection.close": False}, logger=log)
+        try:
+            meta = c.list_topics(topic, timeout=_left(deadline)).topics.get(topic)
+            if meta is None or (meta.error is not None and meta.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
+                return None
+            return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=_left(deadline))[1]
+                    for p in sorted(meta.partitions)}
+        except KafkaException as e:
+            if e.args[0].code() not in TRANSIENT_ERRORS or time.monotonic() >= deadline:
+                raise BrokerUnreachable(
+                    f"Kafka at {bootstrap_servers}: reading the end offsets of {topic!r} failed: {e}") from None
+        finally:
+            c.close()
+        time.sleep(0.2)

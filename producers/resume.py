@@ -18,12 +18,11 @@ offset 0), so a resumed paced replay stamps every record as the first attempt wo
 from __future__ import annotations
 
 import logging
-import time
 from dataclasses import dataclass
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+from confluent_kafka import Consumer, TopicPartition
 
-from .broker import BrokerUnreachable
+from .broker import end_offsets
 
 COMPLETE, PREFIX, EMPTY, ABSENT, MISMATCH = "complete", "prefix", "empty", "absent", "mismatch"
 
@@ -99,32 +98,13 @@ def inspect_topic(bootstrap_servers: str, topic: str, total: int, partitions: in
                   timeout_s: float = 30.0) -> TopicState:
     """The ``TopicState`` of ``topic`` for a replay of ``total`` records over ``partitions``.
 
-    Raises: BrokerUnreachable (via the Kafka client) if the broker does not answer in ``timeout_s``.
+    Raises: BrokerUnreachable (``producers.broker.end_offsets``) if the broker does not answer in
+    ``timeout_s``.
     """
-    # A topic created a moment ago (or a broker just restarted) answers NOT_LEADER_FOR_PARTITION or
-    # LEADER_NOT_AVAILABLE for a while: retried until the timeout.
-    transient = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE, KafkaError._TRANSPORT,
-                 KafkaError._TIMED_OUT}
-    deadline = time.monotonic() + timeout_s
-    c = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": "bench-inspect",
-                  "enable.auto.commit": False, "log.connection.close": False}, logger=logging.getLogger("producers"))
-    try:
-        while True:
-            left = max(0.5, deadline - time.monotonic())
-            try:
-                meta = c.list_topics(topic, timeout=left).topics.get(topic)
-                if meta is None or (meta.error is not None and meta.error.code() == KafkaError.UNKNOWN_TOPIC_OR_PART):
-                    return TopicState(topic, total, partitions, None, ())
-                ends = tuple(c.get_watermark_offsets(TopicPartition(topic, p), timeout=left)[1]
-                             for p in sorted(meta.partitions))
-                return TopicState(topic, total, partitions, len(meta.partitions), ends)
-            except KafkaException as e:
-                if e.args[0].code() not in transient or time.monotonic() >= deadline:
-                    raise BrokerUnreachable(
-                        f"Kafka at {bootstrap_servers}: reading the end offsets of {topic!r} failed: {e}") from None
-                time.sleep(0.2)
-    finally:
-        c.close()
+    ends = end_offsets(bootstrap_servers, topic, timeout_s)
+    if ends is None:
+        return TopicState(topic, total, partitions, None, ())
+    return TopicState(topic, total, partitions, len(ends), tuple(ends[p] for p in sorted(ends)))
 
 
 def first_timestamp_ms(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> int | None:

@@ -1,15 +1,13 @@
 """The run's input and its Kafka topics: recording a topic before the runs (`record_input`), a live
-replay beside the driver loop (`BackgroundReplay`), the input's end offsets and whether a batch
-consumed them, the end-of-input record, and how a run got its input (`input_conditions`)."""
+replay beside the driver loop (`BackgroundReplay`), whether a batch consumed the input's end
+offsets (`producers.broker.end_offsets`), the end-of-input record, and how a run got its input
+(`input_conditions`)."""
 
 from __future__ import annotations
 
 import threading
-import time
 
-from confluent_kafka import Consumer, TopicPartition
-
-from bench.logs import KAFKA_LOGGER, RunLogs
+from bench.logs import RunLogs
 from bench.run.preflight import Prepared, RunError
 from bench.topology.sink import KafkaWriter
 from bench.topology.spout import batch_offsets
@@ -95,17 +93,6 @@ def describe_input(conditions: dict | None) -> str:
 
 
 # -- Kafka helpers --------------------------------------------------------------------------------
-
-def end_offsets(bootstrap: str, topic: str, timeout_s: float = 30) -> dict[int, int]:
-    """The next offset of each partition of `topic` (its high watermark), by partition."""
-    c = Consumer({"bootstrap.servers": bootstrap, "group.id": f"bench-offsets-{time.time_ns()}",
-                  "enable.auto.commit": False, "log.connection.close": False}, logger=KAFKA_LOGGER)
-    try:
-        meta = c.list_topics(topic, timeout=timeout_s).topics[topic]
-        return {p: c.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)[1] for p in meta.partitions}
-    finally:
-        c.close()
-
 
 def ensure_topics(bootstrap: str, topics: dict[str, int]) -> None:
     """Create each missing topic with its partition count (`producers.ensure_topic`)."""

@@ -26,8 +26,7 @@ from bench.observer.distribution_topic import DistributionTopic
 from bench.observer.listener import ProgressListener
 from bench.observer.observer import Observer
 from bench.results.record import RunRecord
-from bench.run.input import (BackgroundReplay, consumed, end_offsets, ensure_topics, input_conditions, replayed,
-                             send_end_of_input)
+from bench.run.input import BackgroundReplay, consumed, ensure_topics, input_conditions, replayed, send_end_of_input
 from bench.run.outputs import InfluxOutput, influx_writer
 from bench.run.preflight import Prepared, RunError
 from bench.run.progress import drain_listener, task_slots, wait_first_batch, windows_closed
@@ -40,6 +39,7 @@ from bench.topology.session import build_session
 from bench.topology.state_layout import slot_table
 from bench.topology.worker_state import read_final_state
 from producers import inspect_topic, replay
+from producers.broker import end_offsets
 
 POLL_S = 0.5
 """How often the driver loop looks at the query's progress, s."""
@@ -241,7 +241,10 @@ class StreamRun:
                 if not self.replaying.done():
                     return None
                 self.replay_summary = replayed(self.replaying.result(), self.config.topic, self.attempt)
-            self.ends = end_offsets(self.config.bootstrap_servers, self.config.topic)
+            ends = end_offsets(self.config.bootstrap_servers, self.config.topic)
+            if ends is None:
+                raise RunError(f"the input topic {self.config.topic!r} is gone from Kafka")
+            self.ends = ends
         return self.ends
 
     def drive(self) -> None:

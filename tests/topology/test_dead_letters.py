@@ -40,11 +40,12 @@ def progress(batch_id: int, start: dict[int, int] | None, end: dict[int, int], t
 @pytest.mark.integration
 @pytest.mark.spark
 def test_a_lost_progress_event_and_a_restart_lose_no_dead_letter(stack, spark, tmp_path, input_topic):
-    from bench.run.input import end_offsets, ensure_topics
+    from bench.run.input import ensure_topics
     from bench.topology.config import TopologyConfig
     from bench.topology.dead_letters import DeadLetters
     from bench.topology.sink import read_aggregates, read_batches
     from datasets import get_dataset
+    from producers.broker import end_offsets
 
     topic = input_topic.name
     run_id = f"dlq-{int(time.time())}"
