@@ -20,12 +20,14 @@ DEFAULT_TIMEOUT_S = 30.0
 
 
 TRANSIENT_ERRORS = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
-                              KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER})
+                              KafkaError._TRANSPORT, KafkaError._TIMED_OUT, KafkaError._DESTROY_BROKER,
+                              KafkaError._UNKNOWN_PARTITION})
 """Errors a read of end offsets retries until its timeout: a topic created a moment ago, or a broker
 just restarted, answers NOT_LEADER_FOR_PARTITION or LEADER_NOT_AVAILABLE for a while; and a request
 in flight on the bootstrap connection fails with _DESTROY_BROKER ("Broker handle destroyed without
-termination") when the client retires that connection for the broker's own (seen here with both
-cores busy, 2026-11-27)."""
+termination") when the client retires that connection for the broker's own, or with
+_UNKNOWN_PARTITION when the client's metadata cache lags the partitions it has just listed (both
+seen here with both cores busy, 2026-11-27)."""
 
 
 class BrokerUnreachable(RuntimeError):

@@ -45,9 +45,9 @@ def consumer(monkeypatch):
 
 
 def test_a_retired_bootstrap_connection_is_retried_with_a_new_client(consumer):
-    consumer.script = [KafkaError._DESTROY_BROKER, KafkaError.NOT_LEADER_FOR_PARTITION]
+    consumer.script = [KafkaError._DESTROY_BROKER, KafkaError._UNKNOWN_PARTITION, KafkaError.NOT_LEADER_FOR_PARTITION]
     assert end_offsets("127.0.0.1:1", "t") == {0: 0, 1: 10}
-    assert consumer.made == 3
+    assert consumer.made == 4
 
 
 def test_another_error_is_a_broker_unreachable_at_once(consumer):
