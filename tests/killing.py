@@ -39,27 +39,9 @@ PHASE_TIMEOUT_S = 600.0
 
 
 @dataclass(frozen=True)
-class KillCase:
-    """`protocol`'s rescale (VNODE, the shared topic, `stw_schedule`) killed after `phase`.
-
-    `case` is the test parameter: "<protocol>/<phase>"."""
-
-    protocol: str
-    phase: str
-
-    @classmethod
-    def parse(cls, case: str) -> KillCase:
-        protocol, phase = case.split("/")
-        return cls(protocol, phase)
-
-    @property
-    def extra(self) -> tuple[str, ...]:
-        return ("--handoff-batch", str(HANDOFF_BATCH)) if self.protocol == "HANDOFF" else ()
-
-
-@dataclass(frozen=True)
 class Killed:
-    """A driver of `protocol` killed after `phase`: `run_id` under `results_dir` (its journal
+    """A driver of `protocol`'s rescale (VNODE, the shared topic, `stw_schedule`) killed after
+    `phase` (the test parameter "<protocol>/<phase>"): `run_id` under `results_dir` (its journal
     `<run_id>/rescale.json`, its checkpoint)."""
 
     protocol: str
@@ -150,16 +132,17 @@ class KilledDrivers:
         self._thread = threading.Thread(target=self._run, name="killed-drivers", daemon=True)
 
     def start(self, cases: list[str]) -> None:
+        """Queue the children of `cases` ("<protocol>/<phase>") and start running them."""
         stamp = int(time.time())
         for case in cases:
-            kill = KillCase.parse(case)
-            run_id = f"e2e-{kill.protocol.lower().replace('_', '-')}-kill-{kill.phase}-{stamp}"
+            protocol, phase = case.split("/")
+            run_id = f"e2e-{protocol.lower().replace('_', '-')}-kill-{phase}-{stamp}"
+            extra = ("--handoff-batch", str(HANDOFF_BATCH)) if protocol == "HANDOFF" else ()
             command = bench_run_command(self.stack, self.e2e, self.results_dir, self.topic, self.schedule, run_id,
-                                        kill.protocol, kill.extra)
-            child = _Child(command, self.results_dir, run_id, kill.phase)
-            self.children[case] = child
-            self.killed[case] = Killed(kill.protocol, kill.phase, run_id, self.results_dir)
-            self._queue.append(child)
+                                        protocol, extra)
+            self.children[case] = _Child(command, self.results_dir, run_id, phase)
+            self.killed[case] = Killed(protocol, phase, run_id, self.results_dir)
+            self._queue.append(self.children[case])
         self._thread.start()
 
     def _run(self) -> None:
