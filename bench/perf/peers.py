@@ -37,7 +37,6 @@ no dead-letter topic, and acks nothing; a harness figure is one run on a shared 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import tempfile
@@ -46,9 +45,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf import pipeline, stages
+from bench.perf import maven_peers, pipeline, stages
 from bench.perf._harness import Row
-from bench.stack import StackConfig, tools
+from bench.stack import StackConfig
 from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from bench.topology.spout import CONSUMER_OPTIONS
 
@@ -57,7 +56,7 @@ SECTION = "peers"
 GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
 """The reference groupings, the ones the Storm peer ports."""
 
-STORM_DIR = Path(__file__).resolve().parents[1] / "peers" / "storm"
+STORM_DIR = maven_peers.PEERS_DIR / "storm"
 """The Storm peer's Maven project."""
 
 BATCHES = stages.BATCHES
@@ -159,36 +158,10 @@ def parse_peer_output(stdout: str) -> dict:
 
 
 # -- the Storm peer: build and run -----------------------------------------------------------------
-def _source_digest(project: Path) -> str:
-    digest = hashlib.sha256()
-    for path in sorted([project / "pom.xml", *(project / "src" / "main").rglob("*")]):
-        if path.is_file():
-            digest.update(str(path.relative_to(project)).encode() + b"\0" + path.read_bytes() + b"\0")
-    return digest.hexdigest()
-
-
-def build_storm_peer(project: Path = STORM_DIR, quiet: bool = False) -> list[Path]:
-    """Build the peer (`mvn -q -B package -DskipTests`) unless its sources are unchanged since the
-    last build, and return its classpath: `target/storm-peer.jar` and `target/lib/*.jar`.
-
-    Raises: ToolMissing (java/mvn), RuntimeError with Maven's error lines when the build fails.
-    """
-    tools.require(tools.JAVA)
-    tools.require(tools.MAVEN)
-    target = project / "target"
-    stamp = target / ".built"
-    digest = _source_digest(project)
-    jar = target / "storm-peer.jar"
-    if not (stamp.is_file() and stamp.read_text().strip() == digest and jar.is_file()):
-        if not quiet:
-            print(f"building the Storm peer ({project}) with Maven ...", flush=True)
-        proc = subprocess.run(["mvn", "-q", "-B", "-f", str(project / "pom.xml"), "package", "-DskipTests"],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line][:5]
-            raise RuntimeError("mvn could not build the Storm peer:\n" + "\n".join(errors))
-        stamp.write_text(digest + "\n")
-    return [jar, *sorted((target / "lib").glob("*.jar"))]
+def build_storm_peer(quiet: bool = False) -> list[Path]:
+    """Build the Storm peer on first use or after a source change (`bench.perf.maven_peers.build`)
+    and return its classpath. Raises: ToolMissing (java/mvn), RuntimeError (the build failed)."""
+    return maven_peers.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet)
 
 
 def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,

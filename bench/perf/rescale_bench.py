@@ -38,8 +38,11 @@ import time
 from datetime import datetime, timezone
 from pathlib import Path
 
+import pandas as pd
+
 from bench.cli import simulate as simulate_command
 from bench.compare.rescale import load_events, rescale_figures
+from bench.perf import rescale_peers
 from bench.rescale.kafka_clock import topic_span_ms
 from bench.rescale.setup import SPARK_PROTOCOLS
 from bench.results.reader import load_metrics, load_runs
@@ -255,7 +258,17 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     parser.add_argument("--runs", type=int, default=3, help="runs per Spark cell (default 3)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
+    parser.add_argument("--peers", default="", help="also these systems on the same records, `--runs` times "
+                        f"each, interleaved with the Spark cells: {', '.join(rescale_peers.PEERS)} (default none)")
+    parser.add_argument("--peer-speed", type=float, default=1.0,
+                        help="the peers' input: the topic replayed at x this pace of its timestamps (default 1)")
     args = parser.parse_args(argv)
+    try:
+        args.peer_list = rescale_peers.parse_peers(args.peers)
+    except ValueError as e:
+        parser.error(f"--peers: {e}")
+    if not args.peer_speed > 0:
+        parser.error("--peer-speed must be > 0")
     routings = [r.strip().upper() for r in args.routings.split(",") if r.strip()]
     protocols = [p.strip().upper() for p in args.protocols.split(",") if p.strip()]
     unknown = [p for p in protocols if p not in SPARK_PROTOCOLS]
@@ -290,11 +303,22 @@ def conditions_text(args: argparse.Namespace, topic: str, schedule: str, stamp: 
             f"{args.runs} run(s) per Spark cell, interleaved; {stamp} UTC")
 
 
-def spark_cells(args: argparse.Namespace, routings: list[str], cells: list[tuple[str, int]], topic: str,
-                schedule: str, stamp: str, results: Path) -> tuple[list[dict], list[str]]:
-    """Every Spark cell `args.runs` times, interleaved round by round (so that a change of the
-    machine's load hits every protocol alike); returns their summaries and run ids."""
-    spark_runs, run_ids = [], []
+def peer_conditions(args: argparse.Namespace, topic: str) -> str:
+    """The peers' conditions: their input and what differs from the Spark runs."""
+    return (f"The same {args.limit:,} records: {topic} replayed into a fresh topic per run at x{args.peer_speed:g} "
+            f"the pace of its Kafka timestamps (the peers read it open loop, as it arrives; the Spark runs read "
+            f"the recorded topic in batches of {args.max_offsets_per_trigger:,}), the same `--rescale` event, "
+            f"W {args.workers} -> {args.workers + 2}, cost 0, one JVM per run; {args.runs} run(s) per system, "
+            f"interleaved with the Spark cells. Pause: the longest time a released tuple of a moved unit "
+            f"waited while no tuple of a moved unit was processed. Latency: processing time - release time.")
+
+
+def measured_cells(args: argparse.Namespace, routings: list[str], cells: list[tuple[str, int]], topic: str,
+                   schedule: str, stamp: str, results: Path, out: Path) -> tuple[list[dict], list[str], dict]:
+    """Every Spark cell and every peer `args.runs` times, interleaved round by round (so that a change
+    of the machine's load hits every protocol alike); returns the Spark summaries, their run ids and
+    per peer system its runs (`rescale_peers.PeerRun`, or the RuntimeError of a run that failed)."""
+    spark_runs, run_ids, peer_runs = [], [], {p.system: [] for p in args.peer_list}
     for run in range(1, args.runs + 1):
         for routing in routings:
             for protocol, batch in cells:
@@ -307,7 +331,56 @@ def spark_cells(args: argparse.Namespace, routings: list[str], cells: list[tuple
                       f"moved, load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
                 spark_runs.append(s)
                 run_ids.append(run_id)
-    return spark_runs, run_ids
+        for peer in args.peer_list:
+            load_before = load_average()
+            try:
+                r = rescale_peers.run_peer(peer, args.bootstrap_servers, topic, args.workers, schedule,
+                                           out / "peers" / f"{peer.system}-{run}", speed=args.peer_speed,
+                                           log=lambda _line: None)
+            except RuntimeError as e:
+                print(f"  {peer.system}-{run}: FAILED: {str(e).splitlines()[0]}", flush=True)
+                peer_runs[peer.system].append(e)
+                continue
+            e = r.result["events"][0]
+            print(f"  {peer.system}-{run}: {r.result['tuples_processed']:,} tuples, {len(e['moved_units'])} units "
+                  f"moved, rescale {e['in_force_wall_ms'] - e['request_wall_ms']:,} ms, load {load_before:.2f} -> "
+                  f"{load_average():.2f}", flush=True)
+            peer_runs[peer.system].append(r)
+    return spark_runs, run_ids, peer_runs
+
+
+def harness_state(peer: rescale_peers.Peer, spark_runs: list[dict], simulated: list[dict], results: Path):
+    """The harness's final state to check a peer against: a completed Spark run of the routing whose
+    owners the peer reproduces (any routing when it has none), else the simulator's run of it;
+    None when the bench ran neither. Returns (state frame, run id) or (None, None)."""
+    for runs in (spark_runs, simulated):
+        for s in runs:
+            if s["status"] == "completed" and (peer.owners_as is None or s["grouping"] == peer.owners_as):
+                return pd.read_parquet(results / s["run_id"] / "state.parquet"), s["run_id"]
+    return None, None
+
+
+def peer_rows(args: argparse.Namespace, peer_runs: dict, spark_runs: list[dict], simulated: list[dict],
+              results: Path) -> list[dict]:
+    """One row per peer system (`rescale_peers.cell_row`), its runs checked against the harness's state."""
+    rows = []
+    for peer in args.peer_list:
+        state, run_id = harness_state(peer, spark_runs, simulated, results)
+        summaries = [{"error": str(r).splitlines()[0]} if isinstance(r, Exception) else rescale_peers.summary_row(r, state)
+                     for r in peer_runs[peer.system]]
+        row = rescale_peers.cell_row(peer, summaries)
+        row["checked_against"] = run_id
+        rows.append(row)
+    return rows
+
+
+def engines_order(rows: list[dict], peers: list[dict]) -> str:
+    """The protocols by median pause across Spark (per routing) and the peers, with the runs' spread."""
+    cells = [(f"Spark {r['routing']} {r['protocol']}", r["pause_ms"], r.get("pause_ms_runs") or [])
+             for r in rows if r["where"] == "Spark"]
+    cells += [(f"{p['title']} {p['protocol']}", p["pause_ms"], p["pause_ms_runs"]) for p in peers]
+    return ("Order by pause across the engines (median ms, min-max over the runs), shortest first: "
+            + rescale_peers.order_across_engines(cells) + "\n")
 
 
 def simulator_cells(args: argparse.Namespace, routings: list[str], topic: str, schedule: str, stamp: str,
@@ -334,13 +407,20 @@ def main(argv: list[str] | None = None) -> int:
     schedule = schedule_of(args.bootstrap_servers, topic, args.workers)
     conditions = conditions_text(args, topic, schedule, stamp)
     print(conditions, flush=True)
-    spark_runs, spark_ids = spark_cells(args, routings, cells, topic, schedule, stamp, results)
-    simulated, simulated_ids = simulator_cells(args, routings, topic, schedule, stamp, results)
-    rows = cell_rows(spark_runs, simulated)
     out = results / "compare" / f"rescale-bench-{stamp}"
     out.mkdir(parents=True, exist_ok=True)
-    (out / "rescale-bench.md").write_text(table_markdown(rows, conditions))
-    (out / "rescale-bench.json").write_text(json.dumps({"conditions": conditions, "rows": rows}, indent=1))
+    for peer in args.peer_list:
+        rescale_peers.build(peer)
+    spark_runs, spark_ids, peer_runs = measured_cells(args, routings, cells, topic, schedule, stamp, results, out)
+    simulated, simulated_ids = simulator_cells(args, routings, topic, schedule, stamp, results)
+    rows = cell_rows(spark_runs, simulated)
+    peers = peer_rows(args, peer_runs, spark_runs, simulated, results)
+    text = table_markdown(rows, conditions)
+    if peers:
+        text += "\n" + rescale_peers.table_markdown(peers, peer_conditions(args, topic)) + "\n" + engines_order(rows, peers)
+    (out / "rescale-bench.md").write_text(text)
+    (out / "rescale-bench.json").write_text(json.dumps({"conditions": conditions, "rows": rows, "peers": peers},
+                                                       indent=1, default=str))
     _figures(out, spark_ids + simulated_ids)
     print((out / "rescale-bench.md").read_text())
     print(f"written: {out}")
