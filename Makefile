@@ -50,7 +50,7 @@ help:
 	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
 	@echo "make rescale                      simulate rescales: KEY/KEY_GROUP/VNODE x the four protocols, one figure + table"
-	@echo "make rescale-bench                the four protocols on Spark x VNODE/KEY_GROUP, 3 runs each, beside the simulator"
+	@echo "make rescale-bench [PEERS=flink,kstreams] the four protocols on Spark x VNODE/KEY_GROUP, 3 runs each, beside the simulator [and Flink, Kafka Streams]"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
 
 $(STAMP): pyproject.toml
@@ -147,8 +147,10 @@ rescale: $(STAMP)
 
 # The four rescale protocols on Spark (HANDOFF with batch 1 and 64) x VNODE, KEY_GROUP on one recorded topic, 3 runs each,
 # beside the simulator's five cells on the same topic (docs/rescaling.md, "make rescale-bench").
+# PEERS=flink,kstreams: also Apache Flink and Kafka Streams rescaling the same state on the same records
+# (bench/peers/flink, bench/peers/kstreams, built with Maven on first use).
 rescale-bench: up
-	$(PY) -m bench.perf.rescale_bench $(ARGS)
+	$(PY) -m bench.perf.rescale_bench $(if $(PEERS),--peers $(PEERS)) $(ARGS)
 
 clean: down
 	rm -rf .stack

@@ -172,8 +172,10 @@ def event_figures(trace: pd.DataFrame, event: dict, until_ms: float | None = Non
       p[j-1] before the new assignment was in force (r unknown: the plain gap). 0 when no tuple of
       a moved unit waited.
     - rescale_ms: request to in force.
-    - before / during / after (request, in force, `until_ms` or the last tuple): tuples/s and the
-      p50 / p99 of `processed_ms - release_ms` (ms) of the tuples processed in each window.
+    - before / during / after (request, in force, `until_ms` or the last tuple): the tuples processed
+      in each window, their rate (tuples/s over the part of the window before the last tuple of the
+      run, so that a window the input ended in is not diluted; None without a tuple) and the p50 /
+      p99 of `processed_ms - release_ms` (ms).
 
     Args: trace: a PeerRun's trace; event: one of its result's `events`; until_ms: the next event's
         request (its `after` window ends there).
@@ -189,16 +191,17 @@ def event_figures(trace: pd.DataFrame, event: dict, until_ms: float | None = Non
         over = (p[1:] > request) & (p[:-1] < in_force)
         if over.any():
             pause = max(0.0, float(stall[over].max()))
-    end = until_ms if until_ms is not None else float(trace["processed_ms"].max()) + 1
-    windows = {"before": (float(trace["processed_ms"].min()), request), "during": (request, in_force),
-               "after": (in_force, end)}
+    first, last = float(trace["processed_ms"].min()), float(trace["processed_ms"].max()) + 1
+    end = until_ms if until_ms is not None else last
+    windows = {"before": (first, request), "during": (request, in_force), "after": (in_force, end)}
     figures = {"pause_ms": pause, "rescale_ms": in_force - request}
     for name, (lo, hi) in windows.items():
         inside = trace[(trace["processed_ms"] >= lo) & (trace["processed_ms"] < hi)]
         latency = (inside["processed_ms"] - inside["release_ms"]).dropna()
+        busy = min(hi, last) - max(lo, first)  # the window while tuples were processed at all
         figures[name] = {
             "tuples": len(inside),
-            "throughput": len(inside) / ((hi - lo) / 1000) if hi - lo >= 100 else None,
+            "throughput": len(inside) / (busy / 1000) if len(inside) and busy >= 100 else None,
             "latency_ms_p50": float(latency.quantile(0.5)) if len(latency) else None,
             "latency_ms_p99": float(latency.quantile(0.99)) if len(latency) else None,
         }
@@ -294,6 +297,7 @@ def cell_row(peer: Peer, summaries: list[dict]) -> dict:
         "owners_equal": None if not checks or None in checks or any(c["owners_equal"] is None for c in checks)
         else all(c["owners_equal"] for c in checks),
         "state_differences": [c["example"] for c in checks if c and c["example"]],
+        "empty_windows": [w for w in WINDOWS if ok and all(s["figures"][w]["tuples"] == 0 for s in ok)],
         "settings": ok[0]["settings"] if ok else None,
     }
 
@@ -322,6 +326,9 @@ def table_markdown(rows: list[dict], conditions: str) -> str:
             f"{f(r['state_bytes_moved'])} | {per_window(r['throughput'])} | {per_window(r['latency_ms_p99'])} | "
             f"{'yes' if r['state_equal'] else 'NO'} | {owners} |")
     notes = [f"- {r['title']}: run failed: {e}" for r in rows for e in r["errors"]]
+    notes += [f"- {r['title']}: no tuple processed {w} the rescale in any run"
+              + (": the input ended before the new assignment was in force" if w == "after" else "")
+              for r in rows for w in r["empty_windows"]]
     notes += [f"- {r['title']}: state differs from the harness's, e.g. {d}" for r in rows for d in r["state_differences"][:1]]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 

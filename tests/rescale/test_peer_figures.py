@@ -56,6 +56,9 @@ def test_windows_give_throughput_and_latency_before_during_and_after():
     assert f["during"]["throughput"] == pytest.approx(20.0) and f["during"]["latency_ms_p99"] == 200
     assert f["after"]["latency_ms_p50"] == 20 and f["after"]["tuples"] == 50
     assert event_figures(t, EVENT, until_ms=2_000)["after"]["tuples"] == 25
+    ended = event_figures(t, {**EVENT, "in_force_wall_ms": 60_000})  # the input ended long before
+    assert ended["during"]["throughput"] == pytest.approx(60 / 1.481)  # over 1,000-2,481 ms, not 59 s
+    assert ended["after"] == {"tuples": 0, "throughput": None, "latency_ms_p50": None, "latency_ms_p99": None}
 
 
 def state(rows):
@@ -91,8 +94,8 @@ def test_peers_are_parsed_by_name_and_an_unknown_one_is_refused():
 
 def summary(pause, throughput=100.0, equal=True):
     return {"version": "2.2.1", "figures": {"pause_ms": pause, "rescale_ms": pause + 100.0,
-                                            **{w: {"throughput": throughput, "latency_ms_p99": 5.0}
-                                               for w in ("before", "during", "after")}},
+                                            **{w: {"tuples": 0 if w == "after" else 10, "throughput": throughput,
+                                                   "latency_ms_p99": 5.0} for w in ("before", "during", "after")}},
             "steps_ms": {"savepoint": pause / 2, "restore": pause / 4}, "moved_units": 96, "units": 128,
             "moved_keys": 40, "state_entries_moved": 40, "state_bytes_moved": 9_000,
             "state_check": {"equal": equal, "owners_equal": True, "example": None if equal else "LAX: ..."},
@@ -110,6 +113,8 @@ def test_a_peer_row_takes_medians_over_its_runs_and_keeps_failures_and_differenc
     assert "| Flink 2.2.1 | STOP_THE_WORLD | 3 of 4 | 2,000 | 1,000 / 3,000 / 2,000 |" in text
     assert "| 96 of 128 |" in text and "| NO | yes |" in text
     assert "- Flink: run failed: no READY in 180 s" in text
+    assert ("- Flink: no tuple processed after the rescale in any run: the input ended before the new assignment "
+            "was in force") in text
 
 
 def test_the_order_across_engines_goes_by_median_pause_with_the_spread():

@@ -1,0 +1,146 @@
+package bench.peers.flink;
+
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.flink.runtime.util.EnvironmentInformation;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+
+/**
+ * The Flink rescale peer (bench/perf/rescale_peers.py): reads a Kafka topic into a Flink job in a
+ * MiniCluster (one TaskManager in this JVM), keeps the harness's per-key worker state in Flink keyed
+ * state and rescales it by stop-with-savepoint and restore ({@link StopTheWorldDriver}). Prints
+ * {@code RESCALE_PEER_READY} once the first job runs, then, last, {@code RESCALE_PEER_RESULT <json>};
+ * writes trace.csv, state.csv and result.json to {@code --out} ({@link Outputs}). Options:
+ * {@link PeerOptions}. Exit 0 only when every record was read once, every tuple processed and the
+ * final state's counts add up to the tuples processed; 2 otherwise (bad options: a one-line error).
+ */
+public final class FlinkRescalePeer {
+    /** The line printed once the first job's tasks all run: the harness starts its replay then. */
+    public static final String READY_LINE = "RESCALE_PEER_READY";
+
+    private FlinkRescalePeer() {}
+
+    /**
+     * Runs the peer and exits: 0 when ok, 2 otherwise (bad options: a one-line {@code error: ...} on
+     * stderr, nothing written). {@code System.exit}, as Flink may leave non-daemon threads behind.
+     */
+    public static void main(String[] argv) {
+        PeerOptions o;
+        try {
+            o = PeerOptions.parse(argv);
+        } catch (IllegalArgumentException e) {
+            System.err.println("error: " + e.getMessage());
+            System.exit(2);
+            return;
+        }
+        System.exit(run(o));
+    }
+
+    /**
+     * One run: the job with its rescales, the final state, the outputs (also when it fails: trace.csv
+     * and result.json with ok=false and the reason). Returns the exit status (0 ok, 2 not).
+     */
+    static int run(PeerOptions o) {
+        long start = System.currentTimeMillis();
+        long deadline = start + o.timeoutS() * 1000;
+        Progress.reset();
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("ok", false);
+        result.put("reason", null);
+        result.put("system", "flink");
+        result.put("version", EnvironmentInformation.getVersion());
+        result.put("protocol", o.protocol());
+        List<Map<String, Object>> events = new ArrayList<>();
+        List<Records.StateRow> state = List.of();
+        String reason = null;
+        try {
+            Files.createDirectories(o.out());
+            int partitions = partitions(o.bootstrap(), o.topic());
+            int slots = Math.max(o.maxWorkers(), partitions);
+            result.put("settings", settings(o, partitions, slots));
+            RescaleJob job = new RescaleJob(RescaleJob.kafka(o.bootstrap(), o.topic()), partitions, o.keyField(),
+                    o.countField(), o.maxParallelism(), o.bufferTimeoutMs());
+            try (ClusterJobs jobs = ClusterJobs.start(slots)) {
+                StopTheWorldDriver.Outcome outcome = new StopTheWorldDriver(jobs, job, o.schedule(), o.maxParallelism(), o.t0Ms(), o.records(),
+                        o.out().resolve("savepoints"), () -> {
+                            System.out.println(READY_LINE);
+                            System.out.flush();
+                        }).run(o.workers(), deadline);
+                events = outcome.events();
+                state = FinalStateReader.read(jobs.environment(), outcome.savepoint(), outcome.workers(), o.maxParallelism());
+            }
+            Outputs.state(o.out().resolve("state.csv"), state);
+            if (events.size() < o.schedule().size()) {
+                System.err.println("warning: " + (o.schedule().size() - events.size())
+                        + " rescale event(s) never became due (beyond the input's Kafka time)");
+            }
+        } catch (Exception | LinkageError e) {
+            reason = e.getClass().getSimpleName() + ": " + e.getMessage();
+            e.printStackTrace();
+        }
+        long read = Progress.READ.get();
+        long processed = Progress.PROCESSED.get();
+        long malformed = Progress.MALFORMED.get();
+        long stateCount = state.stream().mapToLong(r -> r.count).sum();
+        if (reason == null) {
+            if (read != o.records()) {
+                reason = "read " + read + " records, expected " + o.records();
+            } else if (processed != read - malformed) {
+                reason = "processed " + processed + " tuples, expected " + (read - malformed);
+            } else if (stateCount != processed) {
+                reason = "the final state counts " + stateCount + " tuples, " + processed + " were processed";
+            }
+        }
+        result.put("ok", reason == null);
+        result.put("reason", reason);
+        result.put("records", o.records());
+        result.put("records_read", read);
+        result.put("tuples_processed", processed);
+        result.put("malformed", malformed);
+        result.put("units", o.maxParallelism());
+        result.put("workers_initial", o.workers());
+        result.put("state_keys", state.size());
+        result.put("wall_ms", System.currentTimeMillis() - start);
+        result.put("events", events);
+        try {
+            Outputs.trace(o.out().resolve("trace.csv"), Progress.TRACE);
+            Outputs.result(o.out().resolve("result.json"), result);
+        } catch (Exception e) {
+            e.printStackTrace();
+            return 2;
+        }
+        return reason == null ? 0 : 2;
+    }
+
+    private static Map<String, Object> settings(PeerOptions o, int partitions, int slots) {
+        Map<String, Object> s = new LinkedHashMap<>();
+        s.put("flink.version", EnvironmentInformation.getVersion());
+        s.put("flink-connector-kafka", "5.0.0-2.2");
+        s.put("pipeline.max-parallelism", o.maxParallelism());
+        s.put("state.backend.type", "hashmap");
+        s.put("savepoint.format", "CANONICAL");
+        s.put("taskmanager.numberOfTaskSlots", slots);
+        s.put("taskmanagers", 1);
+        s.put("source.parallelism", partitions);
+        s.put("execution.checkpointing.interval", "off");
+        s.put("execution.buffer-timeout.interval_ms", o.bufferTimeoutMs());
+        s.put("jobmanager.scheduler", "default");
+        s.put("key_field", o.keyField());
+        s.put("count_field", o.countField());
+        return s;
+    }
+
+    /** The partition count of {@code topic}. */
+    static int partitions(String bootstrap, String topic) throws Exception {
+        Properties p = new Properties();
+        p.put(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+        try (Admin admin = Admin.create(p)) {
+            return admin.describeTopics(List.of(topic)).allTopicNames().get().get(topic).partitions().size();
+        }
+    }
+}

@@ -1,0 +1,101 @@
+package bench.peers.flink;
+
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+
+/**
+ * The peer's command line (all {@code --name value}, the rescale peers' contract):
+ * {@code --bootstrap --topic --records --key-field (dest) [--count-field] --workers (10)
+ * [--rescale SCHEDULE] [--t0-ms] --out [--timeout-s (300)]} and the Flink settings
+ * {@code --max-parallelism} (128: the harness's KEY_GROUP default for W = 10; Flink keeps it
+ * across rescales), {@code --buffer-timeout-ms} (100, Flink's {@code execution.buffer-timeout.interval}
+ * default) and {@code --protocol} (STOP_THE_WORLD).
+ *
+ * @param records      the number of records the topic will hold
+ * @param t0Ms         the Kafka-timestamp origin of the schedule, epoch ms
+ * @param timeoutS     give up after this many s of wall time
+ * @param bufferTimeoutMs Flink's network buffer flush interval, ms
+ */
+public record PeerOptions(String bootstrap, String topic, long records, String keyField, String countField,
+                          int workers, List<Schedule.Event> schedule, long t0Ms, Path out, long timeoutS,
+                          int maxParallelism, long bufferTimeoutMs, String protocol) {
+
+    /** The protocols this peer runs: Flink's stop-with-savepoint and restore. */
+    public static final Set<String> PROTOCOLS = Set.of("STOP_THE_WORLD");
+
+    private static final Set<String> NAMES = Set.of("bootstrap", "topic", "records", "key-field", "count-field",
+            "workers", "rescale", "t0-ms", "out", "timeout-s", "max-parallelism", "buffer-timeout-ms", "protocol");
+
+    /**
+     * Parses {@code argv}.
+     *
+     * @throws IllegalArgumentException (one-line message) an unknown or valueless option, a missing
+     *     required one, a bad number or schedule, a worker count above the max parallelism
+     */
+    public static PeerOptions parse(String[] argv) {
+        Map<String, String> a = new HashMap<>();
+        for (int i = 0; i < argv.length; i += 2) {
+            String name = argv[i].startsWith("--") ? argv[i].substring(2) : "";
+            if (!NAMES.contains(name)) {
+                throw new IllegalArgumentException("unknown option '" + argv[i] + "' (known: --" + String.join(", --",
+                        NAMES.stream().sorted().toList()) + ")");
+            }
+            if (i + 1 >= argv.length) {
+                throw new IllegalArgumentException("option " + argv[i] + " needs a value");
+            }
+            a.put(name, argv[i + 1]);
+        }
+        List<Schedule.Event> schedule = Schedule.parse(a.get("rescale"));
+        String countField = a.getOrDefault("count-field", "");
+        PeerOptions o = new PeerOptions(required(a, "bootstrap"), required(a, "topic"), number(a, "records", null),
+                a.getOrDefault("key-field", "dest"), countField.isEmpty() ? null : countField,
+                (int) number(a, "workers", 10L), schedule, number(a, "t0-ms", schedule.isEmpty() ? 0L : null),
+                Path.of(required(a, "out")), number(a, "timeout-s", 300L), (int) number(a, "max-parallelism", 128L),
+                number(a, "buffer-timeout-ms", 100L), a.getOrDefault("protocol", "STOP_THE_WORLD").strip().toUpperCase());
+        if (!PROTOCOLS.contains(o.protocol)) {
+            throw new IllegalArgumentException("--protocol must be one of " + PROTOCOLS);
+        }
+        if (o.records < 1 || o.timeoutS < 1) {
+            throw new IllegalArgumentException("--records and --timeout-s must be >= 1");
+        }
+        if (o.maxParallelism < 1 || o.maxParallelism > 32768) {
+            throw new IllegalArgumentException("--max-parallelism must be in 1..32768 (Flink's bounds)");
+        }
+        if (o.maxWorkers() > o.maxParallelism || o.workers < 1) {
+            throw new IllegalArgumentException("worker counts must be in 1..--max-parallelism (" + o.maxParallelism
+                    + "): Flink cannot run more subtasks than key groups");
+        }
+        return o;
+    }
+
+    /** The largest worker count of the run (initial or scheduled): the MiniCluster's slots. */
+    public int maxWorkers() {
+        return schedule.stream().mapToInt(Schedule.Event::workers).reduce(workers, Math::max);
+    }
+
+    private static String required(Map<String, String> a, String name) {
+        String v = a.get(name);
+        if (v == null || v.isBlank()) {
+            throw new IllegalArgumentException("missing --" + name);
+        }
+        return v;
+    }
+
+    private static long number(Map<String, String> a, String name, Long fallback) {
+        String v = a.get(name);
+        if (v == null) {
+            if (fallback == null) {
+                throw new IllegalArgumentException("missing --" + name);
+            }
+            return fallback;
+        }
+        try {
+            return Long.parseLong(v.strip());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("--" + name + " must be an integer, not '" + v + "'");
+        }
+    }
+}
