@@ -134,12 +134,12 @@ def chromium() -> str:
 
 @pytest.fixture(scope="session")
 def maven() -> str:
-    """The `mvn` that builds and tests the Storm peer (bench/peers/storm). Java 17 and Maven are
-    prerequisites of the whole project (Kafka's and Spark's jars need them): the test skips, and says
-    so, only when they are not on PATH."""
+    """The `mvn` that builds and tests the peers (bench/peers: Storm, Flink, Kafka Streams). Java 17
+    and Maven are prerequisites of the whole project (Kafka's and Spark's jars need them): the test
+    skips, and says so, only when they are not on PATH."""
     mvn = shutil.which("mvn")
     if shutil.which("java") is None or mvn is None:
-        pytest.skip("java and mvn are needed to build and test the Storm peer (README: Prerequisites)")
+        pytest.skip("java and mvn are needed to build and test the peers (README: Prerequisites)")
     return mvn
 
 

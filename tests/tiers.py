@@ -12,7 +12,7 @@ tier by itself, as long as it reaches them through their fixture:
 | `stack`            | `integration` | Kafka (KRaft) and InfluxDB on free ports (tests/conftest.py)  |
 | `spark`            | `spark`       | the session's SparkSession (a JVM, local[2])                  |
 | `chromium`         | `browser`     | headless Chromium (the HTML report's render check)            |
-| `maven`            | `maven`       | `mvn` (the Storm peer's build and JUnit tests)                |
+| `maven`            | `maven`       | `mvn` (the peers' builds and JUnit tests)                     |
 | `notebook_kernel`  | `notebook`    | a Jupyter kernel executing notebooks/compare.ipynb            |
 | `bench_subprocess` | `slow`        | the harness's command line in a child Python process          |
 

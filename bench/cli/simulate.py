@@ -6,8 +6,9 @@ import sys
 from pathlib import Path
 
 from bench.cli._arguments import parse_assignments
+from bench.simulate.cost_profiles import cost_model, profile_names
 from groupings import GROUPINGS, canonical_grouping
-from groupings.rescaling import CostModel, make_protocol, parse_schedule
+from groupings.rescaling import make_protocol, parse_schedule
 
 
 def _csv(kind):
@@ -52,8 +53,11 @@ def add_parsers(subparsers) -> None:
                    help="HANDOFF: units (key groups, vnodes, or keys for KEY) handed over per round (default 1)")
     p.add_argument("--state-bytes", type=int, default=0,
                    help="synthetic payload of each key's worker state, bytes (heavy state; default 0)")
+    p.add_argument("--cost-profile", metavar="ENGINE",
+                   help="rescale costs fitted on an engine's measurements: " + ", ".join(profile_names())
+                        + " (default: the cost model's defaults; docs/rescaling.md, 'Cost profiles')")
     p.add_argument("--cost", action="append", metavar="NAME=VALUE",
-                   help="rescale cost model parameter, repeatable (names in docs/rescaling.md)")
+                   help="rescale cost model parameter, repeatable, over the profile's (names in docs/rescaling.md)")
     p.add_argument("--influx-url", help="with --rescale: also write each rescale event to this InfluxDB "
                                         "(measurement `rescale`), e.g. the local stack's http://127.0.0.1:8086")
     p.add_argument("--influx-db", default="groupings", help="InfluxDB 1.8 database (default groupings)")
@@ -104,20 +108,21 @@ def main(args) -> int:
 def rescale_config(args) -> RescaleConfig | None:
     """The --rescale options as a RescaleConfig (None without --rescale), the protocol checked.
 
-    Raises: ValueError: a rescale option without --rescale, a bad schedule, protocol or cost, or a
-        negative --state-bytes.
+    Raises: ValueError: a rescale option without --rescale, a bad schedule, protocol, cost or cost
+        profile, or a negative --state-bytes.
     """
     if not args.rescale:
-        if (args.cost or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF"
+        if (args.cost or args.cost_profile or args.handoff_batch != 1 or args.state_bytes or args.protocol != "HANDOFF"
                 or args.influx_url):
-            raise ValueError("--protocol, --handoff-batch, --state-bytes, --cost and --influx-url need --rescale")
+            raise ValueError("--protocol, --handoff-batch, --state-bytes, --cost, --cost-profile and --influx-url "
+                             "need --rescale")
         return None
     # deferred: as in main, the simulator's modules load pandas
     from bench.simulate.rescale import RescaleConfig
 
-    cost = CostModel.from_assignments(parse_assignments(args.cost))
+    cost = cost_model(args.cost_profile, parse_assignments(args.cost))
     rescale = RescaleConfig(tuple(parse_schedule(args.rescale)), args.protocol.strip().upper(),
-                            args.handoff_batch, cost, args.state_bytes)
+                            args.handoff_batch, cost, args.state_bytes, cost_profile=args.cost_profile)
     make_protocol(rescale.protocol, cost, batch=rescale.handoff_batch)
     if args.state_bytes < 0:
         raise ValueError(f"--state-bytes must be >= 0, got {args.state_bytes}")

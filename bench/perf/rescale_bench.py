@@ -9,6 +9,10 @@ same conditions, beside the simulator's figures for the same topic and schedule.
   SPARK_PROTOCOLS; HANDOFF once per `--handoff-batches`, 1 and 64 by default), `--runs` times.
   Each run is a `bench run` process of its own (its own Spark JVM, as a user runs it). The cells are interleaved round by round, so that a change of the
   machine's load hits every protocol alike. The load average before and after each run is recorded.
+- Peers (`--peers flink,kstreams`, bench.perf.rescale_peers): Apache Flink and Kafka Streams
+  rescaling the same per-key state their own way on the same records (the topic replayed into a
+  fresh one per run at the pace of its timestamps), `--runs` times each, in the same rounds as the
+  Spark cells; each run's final state checked against the harness's.
 - Simulator: every protocol of part 1 (HANDOFF with batch 1 and 64) once per routing,
   `bench simulate --from-topic` on the same topic with the same schedule, with the calibrated cost
   model.
@@ -17,11 +21,12 @@ Output, results/compare/rescale-bench-<stamp>/:
 - rescale-bench.md: per routing and protocol, the medians over the runs of the pause and its
   steps, HANDOFF's p99 hold delay and rescale time, the state moved, exactness, and the
   simulator's figures; and the order of the protocols by pause, on Spark and in the simulator;
+  with peers, their table (`rescale_peers.table_markdown`) and the order across the engines;
 - rescale-bench.json: every run's figures;
 - `make compare`'s rescale figures over all the runs.
 
 Run: `python -m bench.perf.rescale_bench [--runs 3] [--routings VNODE,KEY_GROUP] [--protocols ...]
-[--handoff-batches 1,64]`. (A runner of its own, not a section of `make perf`: it drives whole runs.)
+[--handoff-batches 1,64] [--peers flink,kstreams]`. (A runner of its own, not a section of `make perf`: it drives whole runs.)
 """
 
 from __future__ import annotations
@@ -117,15 +122,16 @@ def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str
 
 
 def run_simulator(run_id: str, topic: str, dataset: str, routing: str, protocol: str, batch: int, schedule: str,
-                  workers: int, bootstrap: str, results_dir: Path) -> dict:
-    """`bench simulate --from-topic` with the same topic and schedule; returns its summary.json
-    (`results_dir`: where `bench simulate` writes its records, `bench.results.record.RESULTS_DIR`)."""
+                  workers: int, bootstrap: str, results_dir: Path, extra: tuple[str, ...] = ()) -> dict:
+    """`bench simulate --from-topic` with the same topic and schedule, `extra` options after the
+    others (e.g. `--cost-profile flink`); returns its summary.json (`results_dir`: where `bench
+    simulate` writes its records, `bench.results.record.RESULTS_DIR`)."""
     printed = io.StringIO()  # its own tables: the bench prints one for all
     with contextlib.redirect_stdout(printed):
         code = bench_simulate(["--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
                                dataset, "--grouping", routing, "--workers", str(workers), "--splitters", str(workers),
                                "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
-                              + (["--handoff-batch", str(batch)] if batch != 1 else []))
+                              + (["--handoff-batch", str(batch)] if batch != 1 else []) + list(extra))
     if code != 0:
         raise RuntimeError(f"{run_id}: bench simulate exited {code}: {printed.getvalue()[-800:]}")
     return json.loads((results_dir / run_id / "summary.json").read_text())
@@ -419,8 +425,11 @@ def main(argv: list[str] | None = None) -> int:
     if peers:
         text += "\n" + rescale_peers.table_markdown(peers, peer_conditions(args, topic)) + "\n" + engines_order(rows, peers)
     (out / "rescale-bench.md").write_text(text)
-    (out / "rescale-bench.json").write_text(json.dumps({"conditions": conditions, "rows": rows, "peers": peers},
-                                                       indent=1, default=str))
+    record = {"conditions": conditions, "dataset": args.dataset, "topic": topic, "schedule": schedule,
+              "workers": args.workers, "rows": rows, "peers": peers,
+              "peer_runs": {system: [str(r.out) for r in runs if not isinstance(r, Exception)]
+                            for system, runs in peer_runs.items()}}
+    (out / "rescale-bench.json").write_text(json.dumps(record, indent=1, default=str))
     _figures(out, spark_ids + simulated_ids)
     print((out / "rescale-bench.md").read_text())
     print(f"written: {out}")

@@ -151,13 +151,20 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
             proc.kill()
             proc.wait()
         reader.join(5)
-    result_path = out / "result.json"
-    if not result_path.is_file():
+    if not (out / "result.json").is_file():
         raise RuntimeError(f"the {peer.title} peer wrote no result (exit {proc.returncode}):\n" + "\n".join(tail))
-    result = json.loads(result_path.read_text())
+    result = json.loads((out / "result.json").read_text())
     if proc.returncode != 0 or not result.get("ok"):
         raise RuntimeError(f"the {peer.title} peer failed (exit {proc.returncode}): {result.get('reason')}\n"
                            + "\n".join(list(tail)[-20:]))
+    return load_run(peer, out)
+
+
+def load_run(peer: Peer, out: Path) -> PeerRun:
+    """A finished run of `peer` from its directory (result.json, trace.csv, state.csv).
+
+    Raises: FileNotFoundError: a file is missing."""
+    result = json.loads((out / "result.json").read_text())
     trace = pd.read_csv(out / "trace.csv", dtype={"key": str}, keep_default_na=False, na_values={"release_ms": [""]})
     state = pd.read_csv(out / "state.csv", dtype={"key": str}, keep_default_na=False)
     return PeerRun(peer, result, trace, state, out)

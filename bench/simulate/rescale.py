@@ -35,7 +35,8 @@ class RescaleConfig:
     """A rescale run: the schedule, the protocol and its costs.
 
     state_bytes: synthetic payload per key's state, bytes (heavy state); faults: HANDOFF faults
-    (tests only).
+    (tests only); cost_profile: the engine whose fitted costs `cost` starts from
+    (bench.simulate.cost_profiles), None for the defaults.
     """
 
     events: tuple[RescaleEvent, ...]
@@ -44,10 +45,11 @@ class RescaleConfig:
     cost: CostModel = field(default_factory=CostModel)
     state_bytes: int = 0
     faults: tuple[str, ...] = ()
+    cost_profile: str | None = None
 
     def to_dict(self) -> dict:
         return {"schedule": [e.label() for e in self.events], "protocol": self.protocol,
-                "handoff_batch": self.handoff_batch, "cost": self.cost.to_dict(),
+                "handoff_batch": self.handoff_batch, "cost": self.cost.to_dict(), "cost_profile": self.cost_profile,
                 "state_bytes": self.state_bytes, "faults": list(self.faults)}
 
 

@@ -66,3 +66,33 @@ def test_handoff_cells_are_one_per_batch_with_the_median_p99_hold_delay():
     assert rows["HANDOFF"]["steps_ms"] == {"rounds": 12}  # a step's list of reads is not a median
     assert rows["HANDOFF"]["pause_ms"] == 0
     assert "| VNODE | HANDOFF b64 | Spark | 3 | 0 | 0 / 0 / 0 |" in table_markdown(list(rows.values()), "c")
+
+
+def test_the_peers_are_ordered_with_the_spark_cells_and_checked_against_the_routing_they_share(tmp_path):
+    import pandas as pd
+    import pytest
+
+    from bench.perf.rescale_bench import engines_order, harness_state, parse_args
+    from bench.perf.rescale_peers import PEERS
+
+    rows = cell_rows([_spark("STOP_THE_WORLD", 30_000, {}, routing="KEY_GROUP"),
+                      _spark("LEARNER", 6_000, {}, routing="KEY_GROUP")], [])
+    peers = [{"title": "Flink", "protocol": "STOP_THE_WORLD", "pause_ms": 2_000.0, "pause_ms_runs": [1_500.0, 2_500.0]}]
+    assert engines_order(rows, peers) == (
+        "Order by pause across the engines (median ms, min-max over the runs), shortest first: Flink STOP_THE_WORLD "
+        "2,000 (1,500-2,500) < Spark KEY_GROUP LEARNER 6,000 (6,000-6,000) < Spark KEY_GROUP STOP_THE_WORLD 30,000 "
+        "(30,000-30,000)\n")
+
+    def summary(run_id, routing, status="completed"):
+        pd.DataFrame({"key": ["a"], "worker": [1], "count": [1], "sum": [1], "first_ts_ms": [5], "last_ts_ms": [5]}
+                     ).to_parquet((tmp_path / run_id).mkdir() or tmp_path / run_id / "state.parquet")
+        return {"run_id": run_id, "grouping": routing, "status": status}
+
+    spark = [summary("vnode-1", "VNODE"), summary("kg-failed", "KEY_GROUP", "failed"), summary("kg-1", "KEY_GROUP")]
+    simulated = [summary("sim-kg", "KEY_GROUP")]
+    assert harness_state(PEERS["flink"], spark, simulated, tmp_path)[1] == "kg-1"  # Flink's owners are KEY_GROUP's
+    assert harness_state(PEERS["kstreams"], spark, simulated, tmp_path)[1] == "vnode-1"  # totals only
+    assert harness_state(PEERS["flink"], spark[:2], simulated, tmp_path)[1] == "sim-kg"
+    assert harness_state(PEERS["flink"], [], [], tmp_path) == (None, None)
+    with pytest.raises(SystemExit):
+        parse_args(["--peers", "storm"])

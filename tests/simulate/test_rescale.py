@@ -199,6 +199,8 @@ def test_without_rescale_the_record_is_unchanged_but_for_the_state(tmp_path, mon
     (["--rescale", "150s:12", "--protocol", "PAXOS"], "unknown rescale protocol"),
     (["--rescale", "150s:12", "--protocol", "LEARNER", "--handoff-batch", "4"], "HANDOFF only"),
     (["--rescale", "150s:12", "--cost", "warp=9"], "unknown cost parameter"),
+    (["--rescale", "150s:12", "--cost-profile", "storm"], "unknown cost profile 'storm': stored are"),
+    (["--cost-profile", "spark"], "need --rescale"),
     (["--protocol", "LEARNER"], "need --rescale"),
     (["--influx-url", "http://127.0.0.1:1"], "need --rescale"),
 ])

@@ -1,0 +1,97 @@
+"""The rescale peers (bench/peers/flink, bench/peers/kstreams): their JUnit tests, run by Maven, and one
+run of each against the real broker of the project's stack, whose final state must be exact.
+
+Java 17 and Maven are prerequisites of the whole project; these tests skip only when they are not on
+PATH, and say so (the `maven` fixture; `stack` marks the runs `integration`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import xml.etree.ElementTree as ET
+from collections import defaultdict
+
+import pytest
+
+from bench.perf.rescale_peers import PEERS, run_peer
+from groupings.key_group import assign_to_key_group, operator_index_for_key_group
+
+JUNIT_SUITES = {
+    "flink": {"KeyGroupsTest", "ScheduleTest", "WorkerFunctionTest", "SavepointRescaleTest"},
+    "kstreams": {"KeyStateTest", "PeerOptionsTest", "RescaleTopologyTest"},
+}
+
+
+@pytest.mark.parametrize("system", sorted(JUNIT_SUITES))
+def test_a_peer_passes_its_junit_tests(maven, system):
+    project = PEERS[system].project
+    reports = project / "target" / "surefire-reports"
+    shutil.rmtree(reports, ignore_errors=True)
+    proc = subprocess.run([maven, "-q", "-B", "-f", str(project / "pom.xml"), "test"],
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
+    # Maven passes with zero tests too: count what ran.
+    suites = {ET.parse(p).getroot().get("name"): ET.parse(p).getroot() for p in reports.glob("TEST-*.xml")}
+    assert {f"bench.peers.{system}.{s}" for s in JUNIT_SUITES[system]} <= set(suites)
+    failed = sum(int(s.get("failures")) + int(s.get("errors")) + int(s.get("skipped")) for s in suites.values())
+    assert sum(int(s.get("tests")) for s in suites.values()) >= 10 and failed == 0
+
+
+@pytest.fixture(scope="module")
+def recorded(stack):
+    """2,000 NYC_FLIGHTS records on 10 partitions recorded at 2,000 records/s (1 s of Kafka
+    timestamps), and the exact per-key state they give: {key: [count, sum, first_ts_ms, last_ts_ms]}."""
+    from datasets import get_dataset
+    from producers import replay
+    from producers.recorded import read_recorded
+
+    topic = "test.rescale-peers.nyc.n2000"
+    assert replay(get_dataset("NYC_FLIGHTS"), topic, stack.bootstrap_servers, partitions=10, limit=2_000, rate=2_000,
+                  progress=False, resume=True).ok
+    expected: dict[str, list[int]] = {}
+    import json
+    for r in read_recorded(stack.bootstrap_servers, topic)[1]:
+        key = json.loads(r.value)["dest"]
+        s = expected.setdefault(key, [0, 0, r.ts_ms, r.ts_ms])
+        s[0] += 1
+        s[1] += 1
+        s[2], s[3] = min(s[2], r.ts_ms), max(s[3], r.ts_ms)
+    return topic, expected
+
+
+def state_of(run) -> dict[str, list[int]]:
+    out: dict[str, list[int]] = defaultdict(lambda: [0, 0, 2**63, 0])
+    for row in run.state.itertuples():
+        s = out[row.key]
+        s[0] += row.count
+        s[1] += row.sum
+        s[2], s[3] = min(s[2], row.first_ts_ms), max(s[3], row.last_ts_ms)
+    return dict(out)
+
+
+def test_flink_rescales_10_to_12_with_a_savepoint_and_keeps_every_keys_state_at_its_key_groups_owner(
+        stack, maven, recorded, tmp_path):
+    topic, expected = recorded
+    run = run_peer(PEERS["flink"], stack.bootstrap_servers, topic, 10, "500ms:12", tmp_path / "flink", timeout_s=300)
+    assert run.result["tuples_processed"] == run.result["records_read"] == 2_000
+    assert state_of(run) == expected
+    owners = {row.key: row.worker for row in run.state.itertuples()}
+    assert owners == {k: operator_index_for_key_group(128, 12, assign_to_key_group(k, 128)) for k in expected}
+    event = run.result["events"][0]
+    assert (event["from_workers"], event["to_workers"]) == (10, 12)
+    assert sorted(event["moved_units"]) == [g for g in range(128) if operator_index_for_key_group(128, 10, g)
+                                            != operator_index_for_key_group(128, 12, g)]
+    assert run.result["protocol"] == "STOP_THE_WORLD" and set(event["steps_ms"]) >= {"savepoint", "restore"}
+
+
+def test_kafka_streams_scales_out_with_warm_up_tasks_and_keeps_every_keys_state(stack, maven, recorded, tmp_path):
+    topic, expected = recorded
+    run = run_peer(PEERS["kstreams"], stack.bootstrap_servers, topic, 10, "500ms:12", tmp_path / "kstreams",
+                   timeout_s=300)
+    assert run.result["tuples_processed"] == run.result["records_read"] == 2_000
+    assert state_of(run) == expected
+    event = run.result["events"][0]
+    assert (event["from_workers"], event["to_workers"]) == (10, 12) and event["moved_units"]
+    assert run.result["protocol"] == "LEARNER" and event["state_entries_loaded_by_warm_ups"] > 0
+    assert set(run.state["worker"]) <= set(range(12))
