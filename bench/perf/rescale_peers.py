@@ -112,20 +112,22 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
     """One run of `peer` over a paced copy of `recorded_topic` (`producers.recorded`), with the rescale
     `schedule` (the harness's syntax, on the recorded topic's Kafka-timestamp clock), from `workers`.
 
-    The copy goes to a fresh topic named after `out`; it starts when the peer prints READY_LINE.
+    The copy goes to a fresh topic (`rescale-peers.<out's name>.<epoch ms>`, deleted after the run);
+    it starts when the peer prints READY_LINE.
     Returns: the run (result, trace, state). Raises: RuntimeError when the peer does not become ready
         in `ready_timeout_s`, fails (its reason and last output lines), or writes no result.
     """
     classpath = ":".join(str(p) for p in build(peer, quiet=True))
     recorded = read_recorded(bootstrap, recorded_topic)
     _, rows = recorded
-    topic = f"rescale-peers.{out.name}"
+    topic = f"rescale-peers.{out.name}.{time.time_ns() // 1_000_000}"
     out.mkdir(parents=True, exist_ok=True)
     cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath, peer.main_class,
            "--bootstrap", bootstrap, "--topic", topic, "--records", str(len(rows)), "--key-field", key_field,
            "--workers", str(workers), "--rescale", schedule, "--t0-ms", str(rows[0].ts_ms), "--out", str(out),
            "--timeout-s", str(int(timeout_s)), *extra]
-    ensure_topic(check_broker(bootstrap), topic, recorded[0])
+    admin = check_broker(bootstrap)
+    ensure_topic(admin, topic, recorded[0])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     tail: deque[str] = deque(maxlen=60)
     ready = threading.Event()
@@ -151,6 +153,7 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
             proc.kill()
             proc.wait()
         reader.join(5)
+        admin.delete_topics([topic])  # not waited for: the broker deletes it in the background
     if not (out / "result.json").is_file():
         raise RuntimeError(f"the {peer.title} peer wrote no result (exit {proc.returncode}):\n" + "\n".join(tail))
     result = json.loads((out / "result.json").read_text())
