@@ -122,6 +122,7 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
     _, rows = recorded
     topic = f"rescale-peers.{out.name}.{time.time_ns() // 1_000_000}"
     out.mkdir(parents=True, exist_ok=True)
+    (out / "result.json").unlink(missing_ok=True)  # a result left by an earlier run is not this one's
     cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath, peer.main_class,
            "--bootstrap", bootstrap, "--topic", topic, "--records", str(len(rows)), "--key-field", key_field,
            "--workers", str(workers), "--rescale", schedule, "--t0-ms", str(rows[0].ts_ms), "--out", str(out),
@@ -147,7 +148,11 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
                 raise RuntimeError(f"the {peer.title} peer did not become ready (exit {proc.poll()}):\n"
                                    + "\n".join(tail))
         replay_recorded(bootstrap, recorded_topic, topic, speed, records=recorded, log=log)
-        proc.wait(timeout=timeout_s)
+        try:
+            proc.wait(timeout=timeout_s + 60)  # the peer gives up at its own --timeout-s first
+        except subprocess.TimeoutExpired:
+            raise RuntimeError(f"the {peer.title} peer did not finish in {timeout_s + 60:g} s:\n"
+                               + "\n".join(list(tail)[-20:])) from None
     finally:
         if proc.poll() is None:
             proc.kill()

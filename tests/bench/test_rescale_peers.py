@@ -7,15 +7,14 @@ PATH, and say so (the `maven` fixture; `stack` marks the runs `integration`).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import xml.etree.ElementTree as ET
+import json
 from collections import defaultdict
 
 import pytest
 
 from bench.perf.rescale_peers import PEERS, run_peer
 from groupings.key_group import assign_to_key_group, operator_index_for_key_group
+from tests.junit import junit_suites
 
 JUNIT_SUITES = {
     "flink": {"KeyGroupsTest", "ScheduleTest", "WorkerFunctionTest", "SavepointRescaleTest"},
@@ -25,17 +24,9 @@ JUNIT_SUITES = {
 
 @pytest.mark.parametrize("system", sorted(JUNIT_SUITES))
 def test_a_peer_passes_its_junit_tests(maven, system):
-    project = PEERS[system].project
-    reports = project / "target" / "surefire-reports"
-    shutil.rmtree(reports, ignore_errors=True)
-    proc = subprocess.run([maven, "-q", "-B", "-f", str(project / "pom.xml"), "test"],
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
-    # Maven passes with zero tests too: count what ran.
-    suites = {ET.parse(p).getroot().get("name"): ET.parse(p).getroot() for p in reports.glob("TEST-*.xml")}
-    assert {f"bench.peers.{system}.{s}" for s in JUNIT_SUITES[system]} <= set(suites)
-    failed = sum(int(s.get("failures")) + int(s.get("errors")) + int(s.get("skipped")) for s in suites.values())
-    assert sum(int(s.get("tests")) for s in suites.values()) >= 10 and failed == 0
+    suites, ran, failed = junit_suites(maven, PEERS[system].project)
+    assert {f"bench.peers.{system}.{s}" for s in JUNIT_SUITES[system]} <= suites
+    assert ran >= 10 and failed == 0
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +41,6 @@ def recorded(stack):
     assert replay(get_dataset("NYC_FLIGHTS"), topic, stack.bootstrap_servers, partitions=10, limit=2_000, rate=2_000,
                   progress=False, resume=True).ok
     expected: dict[str, list[int]] = {}
-    import json
     for r in read_recorded(stack.bootstrap_servers, topic)[1]:
         key = json.loads(r.value)["dest"]
         s = expected.setdefault(key, [0, 0, r.ts_ms, r.ts_ms])

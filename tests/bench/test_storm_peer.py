@@ -8,25 +8,15 @@ marks them `maven`; `stack` marks the end-to-end run `integration`).
 
 from __future__ import annotations
 
-import shutil
-import subprocess
-import xml.etree.ElementTree as ET
-
 import pytest
 
 from bench.perf.peers import STORM_DIR, run_storm_peer
+from tests.junit import junit_suites
+
 
 def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors(maven):
-    reports = STORM_DIR / "target" / "surefire-reports"
-    shutil.rmtree(reports, ignore_errors=True)
-    proc = subprocess.run([maven, "-q", "-B", "-f", str(STORM_DIR / "pom.xml"), "test"],
-                          capture_output=True, text=True, timeout=600)
-    assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
-    # Maven passes with zero tests too: count what ran.
-    suites = {ET.parse(p).getroot().get("name"): ET.parse(p).getroot() for p in reports.glob("TEST-*.xml")}
-    assert {"bench.peers.storm.groupings.GoldenTest", "bench.peers.storm.groupings.HashingTest"} <= set(suites)
-    ran = sum(int(s.get("tests")) for s in suites.values())
-    failed = sum(int(s.get("failures")) + int(s.get("errors")) + int(s.get("skipped")) for s in suites.values())
+    suites, ran, failed = junit_suites(maven, STORM_DIR)
+    assert {"bench.peers.storm.groupings.GoldenTest", "bench.peers.storm.groupings.HashingTest"} <= suites
     assert ran >= 50 and failed == 0
 
 
