@@ -35,9 +35,19 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.perf import rescale_peers
-from bench.perf.rescale_bench import local_kafka, record_topic, run_simulator, schedule_of
+from bench.perf.rescale_bench import (
+    DATASET,
+    LIMIT,
+    PARTITIONS,
+    RECORD_RATE,
+    local_kafka,
+    record_topic,
+    run_simulator,
+    schedule_of,
+)
 from bench.results import record as run_record
 from bench.simulate.cost_profiles import load_profile, write_profile
+from producers.recorded import read_recorded
 
 ROUTING = "KEY_GROUP"
 """The simulator's routing for both peers: Flink's own, and 128 units like Kafka Streams' 128 partitions."""
@@ -109,17 +119,18 @@ def check(engine: str, workers: int, to: int, runs: int, bootstrap: str, out: Pa
     the rescale bench's topic: the measured medians, the simulator's prediction and the errors
     (predicted / measured - 1). Stored in the profile's `checks` and returned."""
     peer = rescale_peers.PEERS[engine]
-    topic = record_topic(bootstrap, "NYC_FLIGHTS", 10_000, 10, 2000.0)
+    topic = record_topic(bootstrap, DATASET, LIMIT, PARTITIONS, RECORD_RATE)
     schedule = schedule_of(bootstrap, topic, workers).rsplit(":", 1)[0] + f":{to}"
+    recorded = read_recorded(bootstrap, topic)
     measured = []
     for i in range(1, runs + 1):
         r = rescale_peers.run_peer(peer, bootstrap, topic, workers, schedule, out / f"{engine}-{i}",
-                                   log=lambda _line: None)
+                                   recorded=recorded, log=lambda _line: None)
         f = rescale_peers.event_figures(r.trace, r.result["events"][0])
         measured.append({"pause_ms": f["pause_ms"], "rescale_ms": f["rescale_ms"]})
         print(f"  {engine} run {i}: pause {f['pause_ms']:,.0f} ms, rescale {f['rescale_ms']:,.0f} ms", flush=True)
     stamp = out.name
-    sim = run_simulator(f"costcheck-{stamp}-{engine}", topic, "NYC_FLIGHTS", ROUTING, peer.protocol, 1, schedule,
+    sim = run_simulator(f"costcheck-{stamp}-{engine}", topic, DATASET, ROUTING, peer.protocol, 1, schedule,
                         workers, bootstrap, Path(run_record.RESULTS_DIR), extra=("--cost-profile", engine))
     event = sim["rescale"]["events"][0]
     result = {"condition": f"{topic}, --rescale {schedule}, W {workers} -> {to}", "date": stamp,

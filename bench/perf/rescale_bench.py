@@ -55,6 +55,11 @@ from bench.results import record as run_record
 from bench.stack import Stack, StackConfig
 from datasets import get_dataset
 from producers import expected_records, inspect_topic, replay
+from producers.recorded import read_recorded
+
+DATASET, LIMIT, PARTITIONS, RECORD_RATE = "NYC_FLIGHTS", 10_000, 10, 2000.0
+"""The bench's recorded topic by default: 10,000 NYC_FLIGHTS records on 10 partitions, recorded at
+2,000 records/s (`record_topic`)."""
 
 SIMULATED = [("STOP_THE_WORLD", 1), ("SHARED_STATE", 1), ("LEARNER", 1), ("HANDOFF", 1), ("HANDOFF", 64)]
 """The simulator's protocols (and HANDOFF batches) beside the Spark runs."""
@@ -249,13 +254,13 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, list[
     protocol once, HANDOFF once per `--handoff-batches`). Exits with a usage error on a protocol that
     does not run on Spark, `--runs` below 1 or a HANDOFF batch that is not a whole number >= 1."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default="NYC_FLIGHTS")
-    parser.add_argument("--limit", type=int, default=10_000, help="records in the topic (default 10000)")
+    parser.add_argument("--dataset", default=DATASET)
+    parser.add_argument("--limit", type=int, default=LIMIT, help="records in the topic (default 10000)")
     parser.add_argument("--max-offsets-per-trigger", type=int, default=500,
                         help="records per micro-batch (default 500: the input still flows for about ten batches "
                              "after the event, so that HANDOFF's rounds have tuples to hold)")
-    parser.add_argument("--partitions", type=int, default=10)
-    parser.add_argument("--record-rate", type=float, default=2000.0,
+    parser.add_argument("--partitions", type=int, default=PARTITIONS)
+    parser.add_argument("--record-rate", type=float, default=RECORD_RATE,
                         help="records/s at which the topic is recorded once (default 2000: 10,000 records span 5 s)")
     parser.add_argument("--workers", type=int, default=10, help="W before the event; W + 2 after (default 10)")
     parser.add_argument("--routings", default="VNODE,KEY_GROUP")
@@ -325,6 +330,7 @@ def measured_cells(args: argparse.Namespace, routings: list[str], cells: list[tu
     of the machine's load hits every protocol alike); returns the Spark summaries, their run ids and
     per peer system its runs (`rescale_peers.PeerRun`, or the RuntimeError of a run that failed)."""
     spark_runs, run_ids, peer_runs = [], [], {p.system: [] for p in args.peer_list}
+    recorded = read_recorded(args.bootstrap_servers, topic) if args.peer_list else None
     for run in range(1, args.runs + 1):
         for routing in routings:
             for protocol, batch in cells:
@@ -342,7 +348,7 @@ def measured_cells(args: argparse.Namespace, routings: list[str], cells: list[tu
             try:
                 r = rescale_peers.run_peer(peer, args.bootstrap_servers, topic, args.workers, schedule,
                                            out / "peers" / f"{peer.system}-{run}", speed=args.peer_speed,
-                                           log=lambda _line: None)
+                                           recorded=recorded, log=lambda _line: None)
             except RuntimeError as e:
                 print(f"  {peer.system}-{run}: FAILED: {str(e).splitlines()[0]}", flush=True)
                 peer_runs[peer.system].append(e)

@@ -41,7 +41,7 @@ from bench.perf import maven_peers
 from bench.stack import StackConfig
 from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from producers import check_broker, ensure_topic
-from producers.recorded import read_recorded, replay_recorded
+from producers.recorded import RecordedRecord, read_recorded, replay_recorded
 
 RESULT_PREFIX = "RESCALE_PEER_RESULT "
 """Start of a peer's last stdout line, followed by its result JSON (also in result.json)."""
@@ -108,17 +108,20 @@ class PeerRun:
 
 def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, schedule: str, out: Path, *,
              key_field: str = "dest", speed: float = 1.0, extra: tuple[str, ...] = (), ready_timeout_s: float = 180.0,
-             timeout_s: float = 900.0, log=print) -> PeerRun:
+             timeout_s: float = 900.0, recorded: tuple[int, list[RecordedRecord]] | None = None,
+             log=print) -> PeerRun:
     """One run of `peer` over a paced copy of `recorded_topic` (`producers.recorded`), with the rescale
     `schedule` (the harness's syntax, on the recorded topic's Kafka-timestamp clock), from `workers`.
 
     The copy goes to a fresh topic (`rescale-peers.<out's name>.<epoch ms>`, deleted after the run);
-    it starts when the peer prints READY_LINE.
+    it starts when the peer prints READY_LINE. `recorded`: `read_recorded(bootstrap, recorded_topic)`
+    when the caller has it already (a bench of several runs reads the topic once).
     Returns: the run (result, trace, state). Raises: RuntimeError when the peer does not become ready
         in `ready_timeout_s`, fails (its reason and last output lines), or writes no result.
     """
     classpath = ":".join(str(p) for p in build(peer, quiet=True))
-    recorded = read_recorded(bootstrap, recorded_topic)
+    if recorded is None:
+        recorded = read_recorded(bootstrap, recorded_topic)
     _, rows = recorded
     topic = f"rescale-peers.{out.name}.{time.time_ns() // 1_000_000}"
     out.mkdir(parents=True, exist_ok=True)

@@ -32,7 +32,8 @@ def test_a_peer_passes_its_junit_tests(maven, system):
 @pytest.fixture(scope="module")
 def recorded(stack):
     """2,000 NYC_FLIGHTS records on 10 partitions recorded at 2,000 records/s (1 s of Kafka
-    timestamps), and the exact per-key state they give: {key: [count, sum, first_ts_ms, last_ts_ms]}."""
+    timestamps), the exact per-key state they give ({key: [count, sum, first_ts_ms, last_ts_ms]}) and
+    the records as `read_recorded` gives them."""
     from datasets import get_dataset
     from producers import replay
     from producers.recorded import read_recorded
@@ -41,13 +42,14 @@ def recorded(stack):
     assert replay(get_dataset("NYC_FLIGHTS"), topic, stack.bootstrap_servers, partitions=10, limit=2_000, rate=2_000,
                   progress=False, resume=True).ok
     expected: dict[str, list[int]] = {}
-    for r in read_recorded(stack.bootstrap_servers, topic)[1]:
+    recorded = read_recorded(stack.bootstrap_servers, topic)
+    for r in recorded[1]:
         key = json.loads(r.value)["dest"]
         s = expected.setdefault(key, [0, 0, r.ts_ms, r.ts_ms])
         s[0] += 1
         s[1] += 1
         s[2], s[3] = min(s[2], r.ts_ms), max(s[3], r.ts_ms)
-    return topic, expected
+    return topic, expected, recorded
 
 
 def state_of(run) -> dict[str, list[int]]:
@@ -62,8 +64,9 @@ def state_of(run) -> dict[str, list[int]]:
 
 def test_flink_rescales_10_to_12_with_a_savepoint_and_keeps_every_keys_state_at_its_key_groups_owner(
         stack, maven, recorded, tmp_path):
-    topic, expected = recorded
-    run = run_peer(PEERS["flink"], stack.bootstrap_servers, topic, 10, "500ms:12", tmp_path / "flink", timeout_s=300)
+    topic, expected, records = recorded
+    run = run_peer(PEERS["flink"], stack.bootstrap_servers, topic, 10, "500ms:12", tmp_path / "flink", timeout_s=300,
+                   recorded=records)
     assert run.result["tuples_processed"] == run.result["records_read"] == 2_000
     assert state_of(run) == expected
     owners = {row.key: row.worker for row in run.state.itertuples()}
@@ -76,7 +79,7 @@ def test_flink_rescales_10_to_12_with_a_savepoint_and_keeps_every_keys_state_at_
 
 
 def test_kafka_streams_scales_out_with_warm_up_tasks_and_keeps_every_keys_state(stack, maven, recorded, tmp_path):
-    topic, expected = recorded
+    topic, expected, _ = recorded
     run = run_peer(PEERS["kstreams"], stack.bootstrap_servers, topic, 10, "500ms:12", tmp_path / "kstreams",
                    timeout_s=300)
     assert run.result["tuples_processed"] == run.result["records_read"] == 2_000
