@@ -50,7 +50,7 @@ help:
 	@echo "make dashboards                   regenerate the Grafana dashboards' JSON from dashboards/*.py"
 	@echo "make sweep                        simulate the groupings over W = 5..100, one figure per dataset"
 	@echo "make rescale                      simulate rescales: KEY/KEY_GROUP/VNODE x the four protocols, one figure + table"
-	@echo "make rescale-bench [PEERS=flink,kstreams] the four protocols on Spark x VNODE/KEY_GROUP, 3 runs each, beside the simulator [and Flink, Kafka Streams]"
+	@echo "make rescale-bench [PEERS=flink,kstreams] the four protocols on Spark x VNODE/KEY_GROUP, out and in, 3 runs each, beside the simulator [and Flink, Kafka Streams]"
 	@echo "make install                      Python venv + JVM jars + influxd (done by the targets above)"
 
 $(STAMP): pyproject.toml
@@ -145,9 +145,10 @@ sweep: $(STAMP)
 rescale: $(STAMP)
 	$(PY) -m bench.simulate.rescale_matrix $(ARGS)
 
-# The four rescale protocols on Spark (HANDOFF with batch 1 and 64) x VNODE, KEY_GROUP on one recorded topic, 3 runs each,
-# beside the simulator's five cells on the same topic (docs/rescaling.md, "make rescale-bench").
-# PEERS=flink,kstreams: also Apache Flink and Kafka Streams rescaling the same state on the same records
+# The four rescale protocols on Spark (HANDOFF with batch 1 and 64) x VNODE, KEY_GROUP on one recorded topic, scaling
+# out 10 -> 12, and STOP_THE_WORLD, SHARED_STATE, LEARNER on KEY_GROUP scaling in 12 -> 10, 3 runs each, beside the
+# simulator's five cells per routing and event on the same topic (docs/rescaling.md, "make rescale-bench").
+# PEERS=flink,kstreams: also Apache Flink and Kafka Streams rescaling the same state on the same records, both events
 # (bench/peers/flink, bench/peers/kstreams, built with Maven on first use).
 rescale-bench: up
 	$(PY) -m bench.perf.rescale_bench $(if $(PEERS),--peers $(PEERS)) $(ARGS)

@@ -120,7 +120,7 @@ def check(engine: str, workers: int, to: int, runs: int, bootstrap: str, out: Pa
     (predicted / measured - 1). Stored in the profile's `checks` and returned."""
     peer = rescale_peers.PEERS[engine]
     topic = record_topic(bootstrap, DATASET, LIMIT, PARTITIONS, RECORD_RATE)
-    schedule = schedule_of(bootstrap, topic, workers).rsplit(":", 1)[0] + f":{to}"
+    schedule = schedule_of(bootstrap, topic, to)
     recorded = read_recorded(bootstrap, topic)
     measured = []
     for i in range(1, runs + 1):

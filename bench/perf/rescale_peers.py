@@ -285,10 +285,10 @@ def summary_row(run: PeerRun, harness_state: pd.DataFrame | None) -> dict:
 WINDOWS = ("before", "during", "after")
 
 
-def cell_row(peer: Peer, summaries: list[dict]) -> dict:
-    """One peer's row of the rescale bench: medians over its runs (`summary_row` dicts, or
-    `{"error": reason}` for a run that failed), each run's pause, and whether every run's final state
-    equalled the harness's."""
+def cell_row(peer: Peer, event: str, summaries: list[dict]) -> dict:
+    """One peer's row of the rescale bench for `event` (`10 -> 12`): medians over its runs
+    (`summary_row` dicts, or `{"error": reason}` for a run that failed), each run's pause, and
+    whether every run's final state equalled the harness's."""
     ok = [s for s in summaries if "error" not in s]
 
     def median(get):
@@ -298,7 +298,7 @@ def cell_row(peer: Peer, summaries: list[dict]) -> dict:
     steps = sorted({k for s in ok for k, v in s["steps_ms"].items() if isinstance(v, int | float)})
     checks = [s["state_check"] for s in ok]
     return {
-        "system": peer.system, "title": peer.title, "protocol": peer.protocol,
+        "system": peer.system, "title": peer.title, "protocol": peer.protocol, "event": event,
         "version": ok[0]["version"] if ok else None, "runs": len(summaries),
         "errors": [s["error"] for s in summaries if "error" in s],
         "pause_ms": median(lambda s: s["figures"]["pause_ms"]),
@@ -321,8 +321,8 @@ def cell_row(peer: Peer, summaries: list[dict]) -> dict:
 
 
 def table_markdown(rows: list[dict], conditions: str) -> str:
-    """The peers' table: per system, medians over its runs (`cell_row`), with a stated reason for
-    every empty cell that has one."""
+    """The peers' table: per event and system, medians over its runs (`cell_row`), with a stated
+    reason for every empty cell that has one."""
     def f(v, fmt="{:,.0f}"):
         return "-" if v is None else fmt.format(v)
 
@@ -330,24 +330,25 @@ def table_markdown(rows: list[dict], conditions: str) -> str:
         return " / ".join(f(d.get(w), fmt) for w in WINDOWS)
 
     lines = ["## The same rescale on the systems the protocols come from", "", conditions, "",
-             "| system | protocol | runs | pause ms (median) | pause ms (runs) | rescale ms | steps ms (medians) | "
+             "| event | system | protocol | runs | pause ms (median) | pause ms (runs) | rescale ms | steps ms (medians) | "
              "moved units | moved keys | state entries moved | state bytes moved | tuples/s before / during / after | "
              "p99 ms before / during / after | state = harness | owners = harness |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         steps = ", ".join(f"{k} {v:,.0f}" for k, v in r["steps_ms"].items() if v is not None) or "-"
         owners = {True: "yes", False: "NO", None: "-"}[r["owners_equal"]]
         lines.append(
-            f"| {r['title']} {r['version'] or ''} | {r['protocol']} | {r['runs'] - len(r['errors'])} of {r['runs']} | "
+            f"| {r['event']} | {r['title']} {r['version'] or ''} | {r['protocol']} | {r['runs'] - len(r['errors'])} of {r['runs']} | "
             f"{f(r['pause_ms'])} | {' / '.join(f(p) for p in r['pause_ms_runs']) or '-'} | {f(r['rescale_ms'])} | "
             f"{steps} | {f(r['moved_units'])} of {f(r['units'])} | {f(r['moved_keys'])} | {f(r['state_entries_moved'])} | "
             f"{f(r['state_bytes_moved'])} | {per_window(r['throughput'])} | {per_window(r['latency_ms_p99'])} | "
             f"{'yes' if r['state_equal'] else 'NO'} | {owners} |")
-    notes = [f"- {r['title']}: run failed: {e}" for r in rows for e in r["errors"]]
-    notes += [f"- {r['title']}: no tuple processed {w} the rescale in any run"
+    notes = [f"- {r['title']}, {r['event']}: run failed: {e}" for r in rows for e in r["errors"]]
+    notes += [f"- {r['title']}, {r['event']}: no tuple processed {w} the rescale in any run"
               + (": the input ended before the new assignment was in force" if w == "after" else "")
               for r in rows for w in r["empty_windows"]]
-    notes += [f"- {r['title']}: state differs from the harness's, e.g. {d}" for r in rows for d in r["state_differences"][:1]]
+    notes += [f"- {r['title']}, {r['event']}: state differs from the harness's, e.g. {d}"
+              for r in rows for d in r["state_differences"][:1]]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 

@@ -103,17 +103,17 @@ def summary(pause, throughput=100.0, equal=True):
 
 
 def test_a_peer_row_takes_medians_over_its_runs_and_keeps_failures_and_differences():
-    row = cell_row(PEERS["flink"], [summary(1_000.0), {"error": "no READY in 180 s"}, summary(3_000.0, equal=False),
+    row = cell_row(PEERS["flink"], "12 -> 10", [summary(1_000.0), {"error": "no READY in 180 s"}, summary(3_000.0, equal=False),
                                     summary(2_000.0)])
     assert row["runs"] == 4 and row["errors"] == ["no READY in 180 s"]
     assert row["pause_ms"] == 2_000 and row["pause_ms_runs"] == [1_000.0, 3_000.0, 2_000.0]
     assert row["steps_ms"] == {"restore": 500, "savepoint": 1_000}
     assert row["state_equal"] is False and row["state_differences"] == ["LAX: ..."]
     text = table_markdown([row], "conditions")
-    assert "| Flink 2.2.1 | STOP_THE_WORLD | 3 of 4 | 2,000 | 1,000 / 3,000 / 2,000 |" in text
+    assert "| 12 -> 10 | Flink 2.2.1 | STOP_THE_WORLD | 3 of 4 | 2,000 | 1,000 / 3,000 / 2,000 |" in text
     assert "| 96 of 128 |" in text and "| NO | yes |" in text
-    assert "- Flink: run failed: no READY in 180 s" in text
-    assert ("- Flink: no tuple processed after the rescale in any run: the input ended before the new assignment "
+    assert "- Flink, 12 -> 10: run failed: no READY in 180 s" in text
+    assert ("- Flink, 12 -> 10: no tuple processed after the rescale in any run: the input ended before the new assignment "
             "was in force") in text
 
 

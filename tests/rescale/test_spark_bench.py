@@ -1,24 +1,34 @@
-"""`make rescale-bench`'s table (bench/perf/rescale_bench.py), without Spark: medians over the runs
-of a cell, the simulator's rows beside them, and the order of the protocols by pause."""
+"""`make rescale-bench`'s plan and tables (bench/perf/rescale_bench.py, bench/perf/rescale_table.py),
+without Spark: the cells of the scale-out and the scale-in, medians over the runs of a cell, the
+simulator's rows beside them, and the order of the protocols by pause per event."""
 
 from __future__ import annotations
 
-from bench.perf.rescale_bench import cell_rows, order_by_pause, table_markdown
+import pandas as pd
+import pytest
+
+from bench.perf.rescale_bench import Event, harness_state, parse_args, scale_in_notes
+from bench.perf.rescale_peers import PEERS
+from bench.perf.rescale_table import cell_rows, engines_order, order_by_pause, table_markdown
+
+OUT = "10 -> 12"
 
 
-def _spark(protocol, pause, steps, routing="VNODE", status="completed", violations=0, load=1.5):
+def _spark(protocol, pause, steps, routing="VNODE", status="completed", violations=0, load=1.5, workers=(10, 12)):
     return {"grouping": routing, "status": status, "checks": {"aggregated_equals_produced": status == "completed"},
             "bench": {"load_before": load},
             "rescale": {"protocol": protocol, "ownership_violations": violations,
                         "events": [{"pause_ms": pause, "steps": steps, "moved_groups": 42, "moved_keys": 10,
-                                    "transfer_records": 10}]}}
+                                    "transfer_records": 10, "workers_before": workers[0],
+                                    "workers_after": workers[1]}]}}
 
 
-def _sim(protocol, pause, batch=1, routing="VNODE"):
+def _sim(protocol, pause, batch=1, routing="VNODE", workers=(10, 12)):
     return {"grouping": routing, "status": "completed",
             "rescale": {"protocol": protocol, "handoff_batch": batch,
                         "events": [{"pause_ms": pause, "hold_delay_ms_p99": 3.0 if protocol == "HANDOFF" else None,
-                                    "moved_groups": 42, "moved_keys": 10, "ownership_violations": 0}]}}
+                                    "moved_groups": 42, "moved_keys": 10, "ownership_violations": 0,
+                                    "workers_before": workers[0], "workers_after": workers[1]}]}}
 
 
 def test_a_spark_cell_is_the_median_of_its_runs_and_says_whether_every_run_was_exact():
@@ -40,16 +50,16 @@ def test_the_order_by_pause_is_compared_over_the_protocols_spark_runs():
             _sim("HANDOFF", 0.0, batch=64)]
     rows = cell_rows(runs, sims)
     on_spark = ["STOP_THE_WORLD", "SHARED_STATE", "LEARNER"]
-    assert order_by_pause(rows, "VNODE", "Spark", on_spark) == [["SHARED_STATE"], ["LEARNER"], ["STOP_THE_WORLD"]]
-    assert order_by_pause(rows, "VNODE", "simulator", on_spark) == [["LEARNER"], ["SHARED_STATE"], ["STOP_THE_WORLD"]]
+    assert order_by_pause(rows, "VNODE", "Spark", on_spark, OUT) == [["SHARED_STATE"], ["LEARNER"], ["STOP_THE_WORLD"]]
+    assert order_by_pause(rows, "VNODE", "simulator", on_spark, OUT) == [["LEARNER"], ["SHARED_STATE"], ["STOP_THE_WORLD"]]
     # protocols without a pause are one group: HANDOFF and LEARNER tie in the simulator
     with_handoff = on_spark + ["HANDOFF"]
-    assert order_by_pause(rows, "VNODE", "simulator", with_handoff) == [["LEARNER", "HANDOFF"], ["SHARED_STATE"],
+    assert order_by_pause(rows, "VNODE", "simulator", with_handoff, OUT) == [["LEARNER", "HANDOFF"], ["SHARED_STATE"],
                                                                          ["STOP_THE_WORLD"]]
     table = table_markdown(rows, "conditions")
-    assert "- VNODE: Spark SHARED_STATE < LEARNER < STOP_THE_WORLD; simulator LEARNER < SHARED_STATE < " \
+    assert "- 10 -> 12, VNODE: Spark SHARED_STATE < LEARNER < STOP_THE_WORLD; simulator LEARNER < SHARED_STATE < " \
            "STOP_THE_WORLD (different order)" in table
-    assert "| VNODE | HANDOFF b64 | simulator |" in table
+    assert "| 10 -> 12 | VNODE | HANDOFF b64 | simulator |" in table
 
 
 def test_handoff_cells_are_one_per_batch_with_the_median_p99_hold_delay():
@@ -65,34 +75,81 @@ def test_handoff_cells_are_one_per_batch_with_the_median_p99_hold_delay():
     assert (rows["HANDOFF b64"]["hold_delay_ms_p99"], rows["HANDOFF b64"]["held_tuples"]) == (12_000, 900)
     assert rows["HANDOFF"]["steps_ms"] == {"rounds": 12}  # a step's list of reads is not a median
     assert rows["HANDOFF"]["pause_ms"] == 0
-    assert "| VNODE | HANDOFF b64 | Spark | 3 | 0 | 0 / 0 / 0 |" in table_markdown(list(rows.values()), "c")
+    assert "| 10 -> 12 | VNODE | HANDOFF b64 | Spark | 3 | 0 | 0 / 0 / 0 |" in table_markdown(list(rows.values()), "c")
 
 
-def test_the_peers_are_ordered_with_the_spark_cells_and_checked_against_the_routing_they_share(tmp_path):
-    import pandas as pd
-    import pytest
-
-    from bench.perf.rescale_bench import engines_order, harness_state, parse_args
-    from bench.perf.rescale_peers import PEERS
-
+def test_the_peers_are_ordered_with_the_spark_cells_per_event_and_checked_against_the_same_event(tmp_path):
+    back = (12, 10)
     rows = cell_rows([_spark("STOP_THE_WORLD", 30_000, {}, routing="KEY_GROUP"),
-                      _spark("LEARNER", 6_000, {}, routing="KEY_GROUP")], [])
-    peers = [{"title": "Flink", "protocol": "STOP_THE_WORLD", "pause_ms": 2_000.0, "pause_ms_runs": [1_500.0, 2_500.0]}]
+                      _spark("LEARNER", 6_000, {}, routing="KEY_GROUP"),
+                      _spark("STOP_THE_WORLD", 20_000, {}, routing="KEY_GROUP", workers=back)], [])
+    peers = [{"title": "Flink", "protocol": "STOP_THE_WORLD", "event": OUT, "pause_ms": 2_000.0,
+              "pause_ms_runs": [1_500.0, 2_500.0]},
+             {"title": "Flink", "protocol": "STOP_THE_WORLD", "event": "12 -> 10", "pause_ms": 1_000.0,
+              "pause_ms_runs": [1_000.0]}]
     assert engines_order(rows, peers) == (
-        "Order by pause across the engines (median ms, min-max over the runs), shortest first: Flink STOP_THE_WORLD "
-        "2,000 (1,500-2,500) < Spark KEY_GROUP LEARNER 6,000 (6,000-6,000) < Spark KEY_GROUP STOP_THE_WORLD 30,000 "
-        "(30,000-30,000)\n")
+        "Order by pause across the engines, 10 -> 12 (median ms, min-max over the runs), shortest first: Flink "
+        "STOP_THE_WORLD 2,000 (1,500-2,500) < Spark KEY_GROUP LEARNER 6,000 (6,000-6,000) < Spark KEY_GROUP "
+        "STOP_THE_WORLD 30,000 (30,000-30,000)\n\n"
+        "Order by pause across the engines, 12 -> 10 (median ms, min-max over the runs), shortest first: Flink "
+        "STOP_THE_WORLD 1,000 (1,000-1,000) < Spark KEY_GROUP STOP_THE_WORLD 20,000 (20,000-20,000)\n")
 
-    def summary(run_id, routing, status="completed"):
+    def summary(run_id, routing, status="completed", workers=(10, 12)):
         pd.DataFrame({"key": ["a"], "worker": [1], "count": [1], "sum": [1], "first_ts_ms": [5], "last_ts_ms": [5]}
                      ).to_parquet((tmp_path / run_id).mkdir() or tmp_path / run_id / "state.parquet")
-        return {"run_id": run_id, "grouping": routing, "status": status}
+        return {**_spark("LEARNER", 0, {}, routing=routing, status=status, workers=workers), "run_id": run_id}
 
-    spark = [summary("vnode-1", "VNODE"), summary("kg-failed", "KEY_GROUP", "failed"), summary("kg-1", "KEY_GROUP")]
-    simulated = [summary("sim-kg", "KEY_GROUP")]
-    assert harness_state(PEERS["flink"], spark, simulated, tmp_path)[1] == "kg-1"  # Flink's owners are KEY_GROUP's
-    assert harness_state(PEERS["kstreams"], spark, simulated, tmp_path)[1] == "vnode-1"  # totals only
-    assert harness_state(PEERS["flink"], spark[:2], simulated, tmp_path)[1] == "sim-kg"
-    assert harness_state(PEERS["flink"], [], [], tmp_path) == (None, None)
+    spark = [summary("vnode-1", "VNODE"), summary("kg-failed", "KEY_GROUP", "failed"), summary("kg-1", "KEY_GROUP"),
+             summary("kg-in-1", "KEY_GROUP", workers=back)]
+    simulated = [summary("sim-kg", "KEY_GROUP"), summary("sim-kg-in", "KEY_GROUP", workers=back)]
+    flink, kstreams = PEERS["flink"], PEERS["kstreams"]
+    assert harness_state(flink, OUT, spark, simulated, tmp_path)[1] == "kg-1"  # Flink's owners are KEY_GROUP's
+    assert harness_state(flink, "12 -> 10", spark, simulated, tmp_path)[1] == "kg-in-1"  # ... at the same W
+    assert harness_state(kstreams, OUT, spark, simulated, tmp_path)[1] == "vnode-1"  # totals only
+    assert harness_state(flink, OUT, spark[:2], simulated, tmp_path)[1] == "sim-kg"
+    assert harness_state(flink, "12 -> 10", spark[:3], simulated, tmp_path)[1] == "sim-kg-in"
+    assert harness_state(flink, OUT, [], [], tmp_path) == (None, None)
     with pytest.raises(SystemExit):
         parse_args(["--peers", "storm"])
+
+
+def test_the_plan_runs_the_scale_out_everywhere_and_the_scale_in_on_the_peers_routing_and_says_what_it_left_out():
+    _, plan = parse_args([])
+    out, back = Event(10, 12), Event(12, 10)
+    assert plan.events == [out, back] and (out.label, back.label, out.tag, back.tag) == (OUT, "12 -> 10", "", "-in")
+    assert out.schedule(4_999) == "2499ms:12" and back.schedule(4_999) == "2499ms:10"
+    cells = {(e.label, r, p, b) for e, r, p, b in plan.spark}
+    assert len(plan.spark) == 13 and len(cells) == 13
+    assert {(r, p, b) for e, r, p, b in plan.spark if e == back} == {
+        ("KEY_GROUP", "STOP_THE_WORLD", 1), ("KEY_GROUP", "SHARED_STATE", 1), ("KEY_GROUP", "LEARNER", 1)}
+    assert (OUT, "VNODE", "HANDOFF", 64) in cells and (OUT, "KEY_GROUP", "HANDOFF", 1) in cells
+    assert plan.simulated == [(out, "VNODE"), (out, "KEY_GROUP"), (back, "KEY_GROUP")]
+    assert scale_in_notes(plan) == [
+        "VNODE: scale-out only (`--scale-in-routings`, default KEY_GROUP, the routing the Flink peer shares)",
+        "HANDOFF: scale-out only (not in the default scale-in: at batch 1 a KEY_GROUP run takes 7-8 min); "
+        "`--scale-in-protocols` adds it"]
+
+    _, plan = parse_args(["--workers", "4", "--routings", "VNODE", "--scale-in-routings", "VNODE",
+                          "--protocols", "LEARNER,HANDOFF", "--scale-in-protocols", "LEARNER,HANDOFF",
+                          "--handoff-batches", "8"])
+    assert plan.events == [Event(4, 6), Event(6, 4)] and scale_in_notes(plan) == []
+    assert [(e.label, p, b) for e, _, p, b in plan.spark] == [("4 -> 6", "LEARNER", 1), ("4 -> 6", "HANDOFF", 8),
+                                                              ("6 -> 4", "LEARNER", 1), ("6 -> 4", "HANDOFF", 8)]
+    _, plan = parse_args(["--scale-in-routings", ""])  # no scale-in at all: neither Spark nor the peers
+    assert plan.events == [Event(10, 12)] and {e for e, *_ in plan.spark} == {Event(10, 12)}
+    assert scale_in_notes(plan) == ["no scale-in: `--scale-in-routings` is empty"]
+    for bad in (["--scale-in-protocols", "VNODE"], ["--runs", "0"], ["--handoff-batches", "0"]):
+        with pytest.raises(SystemExit):
+            parse_args(bad)
+
+
+def test_the_table_shows_each_event_with_its_own_order_and_the_notes_under_it():
+    runs = [_spark("STOP_THE_WORLD", 30_000, {}, routing="KEY_GROUP"), _spark("LEARNER", 6_000, {}, routing="KEY_GROUP"),
+            _spark("STOP_THE_WORLD", 5_000, {}, routing="KEY_GROUP", workers=(12, 10)),
+            _spark("LEARNER", 7_000, {}, routing="KEY_GROUP", workers=(12, 10))]
+    rows = cell_rows(runs, [_sim("STOP_THE_WORLD", 34_000, routing="KEY_GROUP", workers=(12, 10))])
+    table = table_markdown(rows, "conditions", ["HANDOFF: scale-out only"])
+    assert table.index("| 10 -> 12 | KEY_GROUP | LEARNER |") < table.index("| 12 -> 10 | KEY_GROUP | STOP_THE_WORLD |")
+    assert "\n- HANDOFF: scale-out only\n" in table
+    assert "- 10 -> 12, KEY_GROUP: Spark LEARNER < STOP_THE_WORLD; simulator  (different order)" in table
+    assert "- 12 -> 10, KEY_GROUP: Spark STOP_THE_WORLD < LEARNER; simulator STOP_THE_WORLD (different order)" in table
