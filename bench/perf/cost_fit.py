@@ -4,7 +4,8 @@ the fit (docs/rescaling.md, "Cost profiles").
     python -m bench.perf.cost_fit fit --bench results/compare/rescale-bench-<stamp> [--engines flink,kstreams]
     python -m bench.perf.cost_fit check --engine flink [--workers 12 --to 8 --runs 3]
 
-`fit` reads the peers' runs of a `make rescale-bench PEERS=...` (its rescale-bench.json names them)
+`fit` reads the peers' runs of a `make rescale-bench PEERS=...` (its rescale-bench.json names them;
+the scale-out runs of each peer's first protocol: Flink's STOP_THE_WORLD, Kafka Streams' LEARNER)
 and writes bench/simulate/cost_profiles/<engine>.json; `bench simulate --cost-profile <engine>` then
 charges that engine's costs. What is fitted, per engine (the simulator's charges are in
 groupings/rescaling; each value is the median over the runs, the runs' values kept in the profile):
@@ -95,12 +96,13 @@ def fit(bench_dir: Path, engines: list[str], bootstrap: str) -> list[Path]:
     written = []
     for engine in engines:
         peer = rescale_peers.PEERS[engine]
-        runs = [rescale_peers.load_run(peer, Path(p)) for p in record["peer_runs"].get(engine, [])]
+        runs = [rescale_peers.load_run(peer, Path(p))
+                for p in record["peer_runs"].get(engine, {}).get(peer.protocols[0], [])]
         if not runs:
             raise ValueError(f"{bench_dir} has no {engine} run: run make rescale-bench PEERS={engine} first")
         if engine == "flink":
             sim0 = run_simulator(f"costfit-{stamp}-flink-restart0", record["topic"], record["dataset"], ROUTING,
-                                 peer.protocol, 1, record["schedule"], record["workers"], bootstrap,
+                                 peer.protocols[0], 1, record["schedule"], record["workers"], bootstrap,
                                  Path(run_record.RESULTS_DIR), extra=("--cost", "restart_ms=0"))
             costs, details = fit_flink(runs, float(sim0["rescale"]["events"][0]["pause_ms"]))
         else:
@@ -130,7 +132,7 @@ def check(engine: str, workers: int, to: int, runs: int, bootstrap: str, out: Pa
         measured.append({"pause_ms": f["pause_ms"], "rescale_ms": f["rescale_ms"]})
         print(f"  {engine} run {i}: pause {f['pause_ms']:,.0f} ms, rescale {f['rescale_ms']:,.0f} ms", flush=True)
     stamp = out.name
-    sim = run_simulator(f"costcheck-{stamp}-{engine}", topic, DATASET, ROUTING, peer.protocol, 1, schedule,
+    sim = run_simulator(f"costcheck-{stamp}-{engine}", topic, DATASET, ROUTING, peer.protocols[0], 1, schedule,
                         workers, bootstrap, Path(run_record.RESULTS_DIR), extra=("--cost-profile", engine))
     event = sim["rescale"]["events"][0]
     result = {"condition": f"{topic}, --rescale {schedule}, W {workers} -> {to}", "date": stamp,

@@ -316,10 +316,11 @@ def measured_cells(args: argparse.Namespace, plan: Plan, topic: str, schedules: 
                    results: Path, out: Path) -> tuple[list[dict], list[str], dict]:
     """Every Spark cell and every peer on every event `args.runs` times, interleaved round by round
     (so that a change of the machine's load hits every protocol alike); returns the Spark summaries,
-    their run ids and per (peer system, event label) its runs (`rescale_peers.PeerRun`, or the
-    RuntimeError of a run that failed)."""
+    their run ids and per (peer system, protocol, event label) its runs (`rescale_peers.PeerRun`, or
+    the RuntimeError of a run that failed)."""
     spark_runs, run_ids = [], []
-    peer_runs = {(p.system, e.label): [] for p in args.peer_list for e in plan.events}
+    peer_runs = {(p.system, protocol, e.label): [] for p in args.peer_list for protocol in p.protocols
+                 for e in plan.events}
     recorded = read_recorded(args.bootstrap_servers, topic) if args.peer_list else None
     for run in range(1, args.runs + 1):
         for event, routing, protocol, batch in plan.spark:
@@ -334,20 +335,22 @@ def measured_cells(args: argparse.Namespace, plan: Plan, topic: str, schedules: 
                   f"moved, load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
             spark_runs.append(s)
             run_ids.append(run_id)
-        for event in plan.events:
-            for peer in args.peer_list:
-                peer_runs[peer.system, event.label].append(
-                    _peer_run(args, peer, event, topic, schedules[event.label], out / "peers"
-                              / f"{peer.system}{event.tag}-{run}", recorded))
+        for system, protocol, label in peer_runs:
+            event = next(e for e in plan.events if e.label == label)
+            name = f"{system}-{protocol.lower().replace('_', '-')}{event.tag}-{run}"
+            peer_runs[system, protocol, label].append(_peer_run(
+                args, rescale_peers.PEERS[system], protocol, event, topic, schedules[label], out / "peers" / name,
+                recorded))
     return spark_runs, run_ids, peer_runs
 
 
-def _peer_run(args, peer, event: Event, topic: str, schedule: str, out: Path, recorded):
+def _peer_run(args, peer, protocol: str, event: Event, topic: str, schedule: str, out: Path, recorded):
     """One peer run, printed; the RuntimeError of a failed run is returned, not raised."""
     load_before = load_average()
     try:
         r = rescale_peers.run_peer(peer, args.bootstrap_servers, topic, event.start, schedule, out,
-                                   speed=args.peer_speed, recorded=recorded, log=lambda _line: None)
+                                   speed=args.peer_speed, recorded=recorded, protocol=protocol,
+                                   log=lambda _line: None)
     except RuntimeError as e:
         print(f"  {out.name}: FAILED: {str(e).splitlines()[0]}", flush=True)
         return e
@@ -374,15 +377,18 @@ def harness_state(peer: rescale_peers.Peer, event: str, spark_runs: list[dict], 
 
 def peer_rows(args: argparse.Namespace, plan: Plan, peer_runs: dict, spark_runs: list[dict], simulated: list[dict],
               results: Path) -> list[dict]:
-    """One row per event and peer system (`rescale_peers.cell_row`), its runs checked against the
-    harness's state of the same event."""
+    """One row per event, peer system and protocol (`rescale_peers.cell_row`), its runs checked
+    against the harness's state of the same event."""
     rows = []
     for event in plan.events:
         for peer in args.peer_list:
             state, run_id = harness_state(peer, event.label, spark_runs, simulated, results)
-            summaries = [{"error": str(r).splitlines()[0]} if isinstance(r, Exception)
-                         else rescale_peers.summary_row(r, state) for r in peer_runs[peer.system, event.label]]
-            rows.append({**rescale_peers.cell_row(peer, event.label, summaries), "checked_against": run_id})
+            for protocol in peer.protocols:
+                summaries = [{"error": str(r).splitlines()[0]} if isinstance(r, Exception)
+                             else rescale_peers.summary_row(r, state)
+                             for r in peer_runs[peer.system, protocol, event.label]]
+                rows.append({**rescale_peers.cell_row(peer, protocol, event.label, summaries),
+                             "checked_against": run_id})
     return rows
 
 
@@ -435,10 +441,11 @@ def main(argv: list[str] | None = None) -> int:
 def bench_record(args, plan: Plan, topic: str, schedules: dict[str, str], conditions: str, rows: list[dict],
                  peers: list[dict], peer_runs: dict) -> dict:
     """rescale-bench.json: the conditions, every row, and each event's schedule, start W and peer
-    runs' directories; `schedule`, `workers` and `peer_runs` at the top are the scale-out's (the
-    event `bench.perf.cost_fit fit` fits on)."""
+    runs' directories (`{system: {protocol: [dir, ...]}}`); `schedule`, `workers` and `peer_runs` at
+    the top are the scale-out's (the event `bench.perf.cost_fit fit` fits on)."""
     def runs_of(event):
-        return {p.system: [str(r.out) for r in peer_runs[p.system, event.label] if not isinstance(r, Exception)]
+        return {p.system: {protocol: [str(r.out) for r in peer_runs[p.system, protocol, event.label]
+                                      if not isinstance(r, Exception)] for protocol in p.protocols}
                 for p in args.peer_list}
 
     out = plan.events[0]

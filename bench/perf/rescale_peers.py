@@ -6,8 +6,10 @@ that keeps the harness's per-key worker state (count, sum, first and last Kafka 
 system's own keyed state and rescales it the system's own way:
 
 - flink: a MiniCluster in one JVM, KEY_GROUP routing by Flink's own `KeyGroupRangeAssignment` at
-  max parallelism 128 (the harness's KEY_GROUP for W = 10); a rescale is stop-with-savepoint, then
-  a restore at the new parallelism (Volley's stop-the-world baseline): protocol STOP_THE_WORLD.
+  max parallelism 128 (the harness's KEY_GROUP for W = 10); a rescale is either stop-with-savepoint,
+  then a restore at the new parallelism (Volley's stop-the-world baseline): protocol STOP_THE_WORLD;
+  or the adaptive scheduler's rescale of the running job, its new parallelism declared through
+  Flink's REST API, from the next checkpoint, the input after it replayed: protocol ADAPTIVE_RESCALE.
 - kstreams: W KafkaStreams instances in one JVM, the partitions of a repartition topic as the units,
   a RocksDB store with its changelog; a scale-out adds instances that warm up from the changelog
   (KIP-441's warm-up tasks) before a probing rebalance moves the active tasks: protocol LEARNER.
@@ -56,9 +58,9 @@ class Peer:
     """One peer system.
 
     Attributes: system: its name on the command line; title: in tables; project: its Maven project;
-        jar: the jar `mvn package` writes; main_class; protocol: the harness's name of the protocol
-        it runs; owners_as: the harness routing whose per-key owners it must reproduce (None: its
-        units are its own).
+        jar: the jar `mvn package` writes; main_class; protocols: the protocols it runs (its
+        `--protocol`), the first by default; owners_as: the harness routing whose per-key owners it
+        must reproduce (None: its units are its own).
     """
 
     system: str
@@ -66,15 +68,15 @@ class Peer:
     project: Path
     jar: str
     main_class: str
-    protocol: str
+    protocols: tuple[str, ...]
     owners_as: str | None
 
 
 PEERS = {
     "flink": Peer("flink", "Flink", maven_peers.PEERS_DIR / "flink", "flink-peer.jar",
-                  "bench.peers.flink.FlinkRescalePeer", "STOP_THE_WORLD", "KEY_GROUP"),
+                  "bench.peers.flink.FlinkRescalePeer", ("STOP_THE_WORLD", "ADAPTIVE_RESCALE"), "KEY_GROUP"),
     "kstreams": Peer("kstreams", "Kafka Streams", maven_peers.PEERS_DIR / "kstreams", "kstreams-peer.jar",
-                     "bench.peers.kstreams.KafkaStreamsRescalePeer", "LEARNER", None),
+                     "bench.peers.kstreams.KafkaStreamsRescalePeer", ("LEARNER",), None),
 }
 
 
@@ -109,16 +111,21 @@ class PeerRun:
 def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, schedule: str, out: Path, *,
              key_field: str = "dest", speed: float = 1.0, extra: tuple[str, ...] = (), ready_timeout_s: float = 180.0,
              timeout_s: float = 900.0, recorded: tuple[int, list[RecordedRecord]] | None = None,
-             log=print) -> PeerRun:
+             protocol: str | None = None, log=print) -> PeerRun:
     """One run of `peer` over a paced copy of `recorded_topic` (`producers.recorded`), with the rescale
-    `schedule` (the harness's syntax, on the recorded topic's Kafka-timestamp clock), from `workers`.
+    `schedule` (the harness's syntax, on the recorded topic's Kafka-timestamp clock), from `workers`,
+    by `protocol` (one of `peer.protocols`; default the first).
 
     The copy goes to a fresh topic (`rescale-peers.<out's name>.<epoch ms>`, deleted after the run);
     it starts when the peer prints READY_LINE. `recorded`: `read_recorded(bootstrap, recorded_topic)`
     when the caller has it already (a bench of several runs reads the topic once).
-    Returns: the run (result, trace, state). Raises: RuntimeError when the peer does not become ready
-        in `ready_timeout_s`, fails (its reason and last output lines), or writes no result.
+    Returns: the run (result, trace, state). Raises: ValueError: a protocol the peer does not run;
+        RuntimeError when the peer does not become ready in `ready_timeout_s`, fails (its reason and
+        last output lines), or writes no result.
     """
+    protocol = protocol or peer.protocols[0]
+    if protocol not in peer.protocols:
+        raise ValueError(f"the {peer.title} peer runs {', '.join(peer.protocols)}, not {protocol}")
     classpath = ":".join(str(p) for p in build(peer, quiet=True))
     if recorded is None:
         recorded = read_recorded(bootstrap, recorded_topic)
@@ -129,7 +136,7 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
     cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath, peer.main_class,
            "--bootstrap", bootstrap, "--topic", topic, "--records", str(len(rows)), "--key-field", key_field,
            "--workers", str(workers), "--rescale", schedule, "--t0-ms", str(rows[0].ts_ms), "--out", str(out),
-           "--timeout-s", str(int(timeout_s)), *extra]
+           "--timeout-s", str(int(timeout_s)), "--protocol", protocol, *extra]
     admin = check_broker(bootstrap)
     ensure_topic(admin, topic, recorded[0])
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
@@ -285,8 +292,8 @@ def summary_row(run: PeerRun, harness_state: pd.DataFrame | None) -> dict:
 WINDOWS = ("before", "during", "after")
 
 
-def cell_row(peer: Peer, event: str, summaries: list[dict]) -> dict:
-    """One peer's row of the rescale bench for `event` (`10 -> 12`): medians over its runs
+def cell_row(peer: Peer, protocol: str, event: str, summaries: list[dict]) -> dict:
+    """One peer's row of the rescale bench for `protocol` and `event` (`10 -> 12`): medians over its runs
     (`summary_row` dicts, or `{"error": reason}` for a run that failed), each run's pause, and
     whether every run's final state equalled the harness's."""
     ok = [s for s in summaries if "error" not in s]
@@ -298,7 +305,7 @@ def cell_row(peer: Peer, event: str, summaries: list[dict]) -> dict:
     steps = sorted({k for s in ok for k, v in s["steps_ms"].items() if isinstance(v, int | float)})
     checks = [s["state_check"] for s in ok]
     return {
-        "system": peer.system, "title": peer.title, "protocol": peer.protocol, "event": event,
+        "system": peer.system, "title": peer.title, "protocol": protocol, "event": event,
         "version": ok[0]["version"] if ok else None, "runs": len(summaries),
         "errors": [s["error"] for s in summaries if "error" in s],
         "pause_ms": median(lambda s: s["figures"]["pause_ms"]),
@@ -343,12 +350,14 @@ def table_markdown(rows: list[dict], conditions: str) -> str:
             f"{steps} | {f(r['moved_units'])} of {f(r['units'])} | {f(r['moved_keys'])} | {f(r['state_entries_moved'])} | "
             f"{f(r['state_bytes_moved'])} | {per_window(r['throughput'])} | {per_window(r['latency_ms_p99'])} | "
             f"{'yes' if r['state_equal'] else 'NO'} | {owners} |")
-    notes = [f"- {r['title']}, {r['event']}: run failed: {e}" for r in rows for e in r["errors"]]
-    notes += [f"- {r['title']}, {r['event']}: no tuple processed {w} the rescale in any run"
+    def cell(r):
+        return f"{r['title']} {r['protocol']}, {r['event']}"
+
+    notes = [f"- {cell(r)}: run failed: {e}" for r in rows for e in r["errors"]]
+    notes += [f"- {cell(r)}: no tuple processed {w} the rescale in any run"
               + (": the input ended before the new assignment was in force" if w == "after" else "")
               for r in rows for w in r["empty_windows"]]
-    notes += [f"- {r['title']}, {r['event']}: state differs from the harness's, e.g. {d}"
-              for r in rows for d in r["state_differences"][:1]]
+    notes += [f"- {cell(r)}: state differs from the harness's, e.g. {d}" for r in rows for d in r["state_differences"][:1]]
     return "\n".join(lines + ([""] + notes if notes else [])) + "\n"
 
 

@@ -17,7 +17,7 @@ from groupings.key_group import assign_to_key_group, operator_index_for_key_grou
 from tests.junit import junit_suites
 
 JUNIT_SUITES = {
-    "flink": {"KeyGroupsTest", "ScheduleTest", "WorkerFunctionTest", "SavepointRescaleTest"},
+    "flink": {"KeyGroupsTest", "ScheduleTest", "WorkerFunctionTest", "SavepointRescaleTest", "AdaptiveRescaleTest"},
     "kstreams": {"KeyStateTest", "PeerOptionsTest", "RescaleTopologyTest"},
 }
 
@@ -62,12 +62,17 @@ def state_of(run) -> dict[str, list[int]]:
     return dict(out)
 
 
-def test_flink_rescales_10_to_12_with_a_savepoint_and_keeps_every_keys_state_at_its_key_groups_owner(
-        stack, maven, recorded, tmp_path):
+@pytest.mark.parametrize("protocol, steps", [("STOP_THE_WORLD", {"savepoint", "restore"}),
+                                             ("ADAPTIVE_RESCALE", {"request", "wait_for_checkpoint", "restart"})])
+def test_flink_rescales_10_to_12_and_keeps_every_keys_state_at_its_key_groups_owner(
+        stack, maven, recorded, tmp_path, protocol, steps):
+    """Either way Flink rescales (a savepoint and a restore; the adaptive scheduler restarting the running
+    job from a checkpoint, which may replay records: each still counts once)."""
     topic, expected, records = recorded
     run = run_peer(PEERS["flink"], stack.bootstrap_servers, topic, 10, "500ms:12", tmp_path / "flink", timeout_s=300,
-                   recorded=records)
+                   recorded=records, protocol=protocol)
     assert run.result["tuples_processed"] == run.result["records_read"] == 2_000
+    assert len(run.trace) == 2_000  # one row per tuple, at its last processing
     assert state_of(run) == expected
     owners = {row.key: row.worker for row in run.state.itertuples()}
     assert owners == {k: operator_index_for_key_group(128, 12, assign_to_key_group(k, 128)) for k in expected}
@@ -75,7 +80,7 @@ def test_flink_rescales_10_to_12_with_a_savepoint_and_keeps_every_keys_state_at_
     assert (event["from_workers"], event["to_workers"]) == (10, 12)
     assert sorted(event["moved_units"]) == [g for g in range(128) if operator_index_for_key_group(128, 10, g)
                                             != operator_index_for_key_group(128, 12, g)]
-    assert run.result["protocol"] == "STOP_THE_WORLD" and set(event["steps_ms"]) >= {"savepoint", "restore"}
+    assert run.result["protocol"] == protocol and set(event["steps_ms"]) >= steps
 
 
 def test_kafka_streams_scales_out_with_warm_up_tasks_and_keeps_every_keys_state(stack, maven, recorded, tmp_path):

@@ -1,6 +1,7 @@
 """The rescale peers' figures, computed here from their traces the same way for every system, and the
 check of their final state against the harness's (no JVM, no Kafka)."""
 
+from pathlib import Path
 
 import pandas as pd
 import pytest
@@ -11,6 +12,7 @@ from bench.perf.rescale_peers import (
     event_figures,
     order_across_engines,
     parse_peers,
+    run_peer,
     state_check,
     table_markdown,
 )
@@ -103,7 +105,7 @@ def summary(pause, throughput=100.0, equal=True):
 
 
 def test_a_peer_row_takes_medians_over_its_runs_and_keeps_failures_and_differences():
-    row = cell_row(PEERS["flink"], "12 -> 10", [summary(1_000.0), {"error": "no READY in 180 s"}, summary(3_000.0, equal=False),
+    row = cell_row(PEERS["flink"], "STOP_THE_WORLD", "12 -> 10", [summary(1_000.0), {"error": "no READY in 180 s"}, summary(3_000.0, equal=False),
                                     summary(2_000.0)])
     assert row["runs"] == 4 and row["errors"] == ["no READY in 180 s"]
     assert row["pause_ms"] == 2_000 and row["pause_ms_runs"] == [1_000.0, 3_000.0, 2_000.0]
@@ -112,8 +114,8 @@ def test_a_peer_row_takes_medians_over_its_runs_and_keeps_failures_and_differenc
     text = table_markdown([row], "conditions")
     assert "| 12 -> 10 | Flink 2.2.1 | STOP_THE_WORLD | 3 of 4 | 2,000 | 1,000 / 3,000 / 2,000 |" in text
     assert "| 96 of 128 |" in text and "| NO | yes |" in text
-    assert "- Flink, 12 -> 10: run failed: no READY in 180 s" in text
-    assert ("- Flink, 12 -> 10: no tuple processed after the rescale in any run: the input ended before the new assignment "
+    assert "- Flink STOP_THE_WORLD, 12 -> 10: run failed: no READY in 180 s" in text
+    assert ("- Flink STOP_THE_WORLD, 12 -> 10: no tuple processed after the rescale in any run: the input ended before the new assignment "
             "was in force") in text
 
 
@@ -124,3 +126,9 @@ def test_the_order_across_engines_goes_by_median_pause_with_the_spread():
                                  ("Spark VNODE HANDOFF", None, [])])
     assert text == ("Kafka Streams LEARNER 0 (0-0) < Flink STOP_THE_WORLD 1,800 (1,700-2,400) < "
                     "Spark KEY_GROUP STOP_THE_WORLD 29,100 (28,000-30,500)")
+
+
+def test_a_peer_runs_only_its_own_protocols():
+    assert PEERS["flink"].protocols == ("STOP_THE_WORLD", "ADAPTIVE_RESCALE") and PEERS["kstreams"].protocols == ("LEARNER",)
+    with pytest.raises(ValueError, match="runs LEARNER, not STOP_THE_WORLD"):
+        run_peer(PEERS["kstreams"], "127.0.0.1:1", "t", 10, "1s:12", Path("unused"), protocol="STOP_THE_WORLD")

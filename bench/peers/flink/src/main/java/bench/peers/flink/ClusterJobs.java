@@ -1,7 +1,13 @@
 package bench.peers.flink;
 
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
@@ -14,6 +20,7 @@ import org.apache.flink.configuration.TaskManagerOptions;
 import org.apache.flink.core.execution.SavepointFormatType;
 import org.apache.flink.runtime.execution.ExecutionState;
 import org.apache.flink.runtime.executiongraph.AccessExecutionGraph;
+import org.apache.flink.runtime.executiongraph.AccessExecutionJobVertex;
 import org.apache.flink.runtime.executiongraph.AccessExecutionVertex;
 import org.apache.flink.runtime.minicluster.MiniCluster;
 import org.apache.flink.runtime.minicluster.MiniClusterConfiguration;
@@ -22,16 +29,19 @@ import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.streaming.api.graph.StreamGraph;
 
 /**
- * Jobs on a Flink {@link MiniCluster} in this JVM: submit, wait until every task is RUNNING, and
- * stop-with-savepoint through Flink's {@link org.apache.flink.core.execution.JobClient}. Every wait
+ * Jobs on a Flink {@link MiniCluster} in this JVM: submit, wait until every task is RUNNING,
+ * stop-with-savepoint through Flink's {@link org.apache.flink.core.execution.JobClient}, and declare a
+ * vertex's parallelism to the adaptive scheduler through the REST API. Every wait
  * ends at an absolute deadline (epoch ms) with a {@link TimeoutException}; a job that fails raises
  * an {@link IllegalStateException} with Flink's failure.
  */
 public final class ClusterJobs implements AutoCloseable {
     /** Each poll archives the job's execution graph in the JobMaster: not too often (the times come from Flink). */
     private static final long POLL_MS = 20;
+    private static final ObjectMapper JSON = new ObjectMapper();
     private final MiniCluster cluster;
     private final boolean owned;
+    private HttpClient http;
 
     /** Jobs on {@code cluster}; {@code owned}: {@link #close()} closes it. */
     public ClusterJobs(MiniCluster cluster, boolean owned) {
@@ -42,10 +52,12 @@ public final class ClusterJobs implements AutoCloseable {
     /**
      * Starts a MiniCluster: one TaskManager with {@code slots} slots (the jobs' operators share one
      * slot sharing group, so a job needs as many slots as its largest parallelism), the REST endpoint
-     * on a free port, 64 MB of managed memory (the HashMap state backend uses none).
+     * on a free port, 64 MB of managed memory (the HashMap state backend uses none), and
+     * {@code settings} (e.g. the adaptive scheduler's) over these.
      */
-    public static ClusterJobs start(int slots) throws Exception {
+    public static ClusterJobs start(int slots, Configuration settings) throws Exception {
         Configuration c = new Configuration();
+        c.addAll(settings);
         c.set(RestOptions.BIND_PORT, "0");
         c.set(TaskManagerOptions.MANAGED_MEMORY_SIZE, MemorySize.parse("64m"));
         MiniCluster cluster = new MiniCluster(new MiniClusterConfiguration.Builder().setConfiguration(c)
@@ -86,7 +98,108 @@ public final class ClusterJobs implements AutoCloseable {
 
     /** Raises when job {@code id} has ended (failed, cancelled or finished): it should run until stopped. */
     public void checkRunning(JobID id, long deadlineMs) throws Exception {
-        failIfTerminal(get(cluster.getExecutionGraph(id), deadlineMs));
+        graph(id, deadlineMs);
+    }
+
+    /** Job {@code id}'s execution graph now. Raises when the job has ended or is failing. */
+    public AccessExecutionGraph graph(JobID id, long deadlineMs) throws Exception {
+        AccessExecutionGraph g = get(cluster.getExecutionGraph(id), deadlineMs);
+        failIfTerminal(g);
+        return g;
+    }
+
+    /** The parallelism of {@code g}'s job vertex named {@code vertex}. Raises when there is none. */
+    public static int parallelism(AccessExecutionGraph g, String vertex) {
+        return jobVertex(g, vertex).getParallelism();
+    }
+
+    private static AccessExecutionJobVertex jobVertex(AccessExecutionGraph g, String vertex) {
+        for (AccessExecutionJobVertex v : g.getVerticesTopologically()) {
+            if (v.getName().equals(vertex)) {
+                return v;
+            }
+        }
+        throw new IllegalStateException("job " + g.getJobID() + " has no vertex named " + vertex);
+    }
+
+    /**
+     * Waits until job {@code id} runs its vertex {@code vertex} at {@code parallelism} with every
+     * task RUNNING (the adaptive scheduler keeps the job's id across its restarts).
+     *
+     * @return the wall time, epoch ms, at which the last task switched to RUNNING
+     */
+    public long awaitRunningAt(JobID id, String vertex, int parallelism, long deadlineMs) throws Exception {
+        while (true) {
+            AccessExecutionGraph g = graph(id, deadlineMs);
+            if (g.getState() == JobStatus.RUNNING && parallelism(g, vertex) == parallelism) {
+                boolean all = true;
+                long last = 0;
+                for (AccessExecutionVertex v : g.getAllExecutionVertices()) {
+                    all &= v.getExecutionState() == ExecutionState.RUNNING;
+                    last = Math.max(last, v.getStateTimestamp(ExecutionState.RUNNING));
+                }
+                if (all) {
+                    return last;
+                }
+            }
+            pause(deadlineMs, vertex + " of job " + id + " to run at parallelism " + parallelism);
+        }
+    }
+
+    /**
+     * Job {@code id}'s resource requirements, as Flink's REST API gives them ({@code GET
+     * /jobs/:jobid/resource-requirements}): {@code {vertex id: {"parallelism": {"lowerBound": n,
+     * "upperBound": m}}}}. The first call also starts this object's HTTP client.
+     *
+     * @throws IllegalStateException when Flink answers with another status than 200
+     */
+    public ObjectNode resourceRequirements(JobID id, long deadlineMs) throws Exception {
+        URI uri = requirementsUri(id);
+        HttpResponse<String> r = http().send(HttpRequest.newBuilder(uri).timeout(timeout(deadlineMs)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() != 200) {
+            throw new IllegalStateException("GET " + uri + ": HTTP " + r.statusCode() + " " + r.body());
+        }
+        return (ObjectNode) JSON.readTree(r.body());
+    }
+
+    /**
+     * Declares {@code parallelism} as the upper bound of job {@code id}'s vertex {@code vertex} (the
+     * other vertices' requirements unchanged), the way an operator does it: Flink's REST API, {@code
+     * GET} then {@code PUT /jobs/:jobid/resource-requirements} (FLIP-291; adaptive scheduler only).
+     *
+     * @throws IllegalStateException when Flink refuses it (its HTTP status and body in the message)
+     */
+    public void requestParallelism(JobID id, String vertex, int parallelism, long deadlineMs) throws Exception {
+        String vertexId = jobVertex(graph(id, deadlineMs), vertex).getJobVertexId().toString();
+        ObjectNode body = resourceRequirements(id, deadlineMs);
+        if (!body.has(vertexId)) {
+            throw new IllegalStateException("job " + id + " has no requirements for vertex " + vertex + ": " + body);
+        }
+        ((ObjectNode) body.get(vertexId).get("parallelism")).put("upperBound", parallelism);
+        URI uri = requirementsUri(id);
+        HttpResponse<String> put = http().send(HttpRequest.newBuilder(uri).timeout(timeout(deadlineMs))
+                        .header("Content-Type", "application/json")
+                        .PUT(HttpRequest.BodyPublishers.ofString(JSON.writeValueAsString(body))).build(),
+                HttpResponse.BodyHandlers.ofString());
+        if (put.statusCode() / 100 != 2) {
+            throw new IllegalStateException("PUT " + uri + ": HTTP " + put.statusCode() + " " + put.body());
+        }
+    }
+
+    private URI requirementsUri(JobID id) throws Exception {
+        return cluster.getRestAddress().get().resolve("/jobs/" + id + "/resource-requirements");
+    }
+
+    private synchronized HttpClient http() {
+        if (http == null) {
+            http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+        }
+        return http;
+    }
+
+    private static Duration timeout(long deadlineMs) {
+        return Duration.ofMillis(Math.max(1, deadlineMs - System.currentTimeMillis()));
     }
 
     /**
@@ -137,7 +250,8 @@ public final class ClusterJobs implements AutoCloseable {
         }
     }
 
-    private static void pause(long deadlineMs, String what) throws Exception {
+    /** Sleeps one poll; raises a {@link TimeoutException} waiting for {@code what} past the deadline. */
+    static void pause(long deadlineMs, String what) throws Exception {
         if (System.currentTimeMillis() > deadlineMs) {
             throw new TimeoutException("timed out waiting for " + what);
         }

@@ -1,11 +1,14 @@
 package bench.peers.flink;
 
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.flink.configuration.Configuration;
+import org.apache.flink.configuration.JobManagerOptions;
 import org.apache.flink.runtime.util.EnvironmentInformation;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
@@ -13,11 +16,14 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 /**
  * The Flink rescale peer (bench/perf/rescale_peers.py): reads a Kafka topic into a Flink job in a
  * MiniCluster (one TaskManager in this JVM), keeps the harness's per-key worker state in Flink keyed
- * state and rescales it by stop-with-savepoint and restore ({@link StopTheWorldDriver}). Prints
+ * state and rescales it the way {@code --protocol} says ({@link RescaleDriver}): stop-with-savepoint
+ * and restore ({@link StopWithSavepoint}), or the adaptive scheduler's rescale of the running job
+ * ({@link AdaptiveRescale}). Prints
  * {@code RESCALE_PEER_READY} once the first job runs, then, last, {@code RESCALE_PEER_RESULT <json>};
  * writes trace.csv, state.csv and result.json to {@code --out} ({@link Outputs}). Options:
- * {@link PeerOptions}. Exit 0 only when every record was read once, every tuple processed and the
- * final state's counts add up to the tuples processed; 2 otherwise (bad options: a one-line error).
+ * {@link PeerOptions}. Exit 0 only when every record was read, every tuple processed and the final
+ * state's counts add up to the tuples processed, each record counted once (a record replayed after a
+ * restart from a checkpoint is the same record); 2 otherwise (bad options: a one-line error).
  */
 public final class FlinkRescalePeer {
     /** The line printed once the first job's tasks all run: the harness starts its replay then. */
@@ -64,10 +70,12 @@ public final class FlinkRescalePeer {
             int slots = Math.max(o.maxWorkers(), partitions);
             result.put("settings", settings(o, partitions, slots));
             RescaleJob job = new RescaleJob(RescaleJob.kafka(o.bootstrap(), o.topic()), partitions, o.keyField(),
-                    o.countField(), o.maxParallelism(), o.bufferTimeoutMs());
-            try (ClusterJobs jobs = ClusterJobs.start(slots)) {
-                StopTheWorldDriver.Outcome outcome = new StopTheWorldDriver(jobs, job, o.schedule(), o.maxParallelism(), o.t0Ms(), o.records(),
-                        o.out().resolve("savepoints"), () -> {
+                    o.countField(), o.maxParallelism(), o.bufferTimeoutMs(), o.checkpointIntervalMs());
+            try (ClusterJobs jobs = ClusterJobs.start(slots, clusterSettings(o))) {
+                RescaleDriver.Protocol protocol = o.protocol().equals(PeerOptions.ADAPTIVE_RESCALE)
+                        ? new AdaptiveRescale(jobs, job) : new StopWithSavepoint(jobs, job, o.out().resolve("savepoints"));
+                RescaleDriver.Outcome outcome = new RescaleDriver(jobs, protocol, o.schedule(), o.maxParallelism(),
+                        o.t0Ms(), o.records(), o.out().resolve("savepoints"), () -> {
                             System.out.println(READY_LINE);
                             System.out.flush();
                         }).run(o.workers(), deadline);
@@ -83,9 +91,9 @@ public final class FlinkRescalePeer {
             reason = e.getClass().getSimpleName() + ": " + e.getMessage();
             e.printStackTrace();
         }
-        long read = Progress.READ.get();
-        long processed = Progress.PROCESSED.get();
-        long malformed = Progress.MALFORMED.get();
+        long read = Progress.read();
+        long processed = Progress.processed();
+        long malformed = Progress.malformed();
         long stateCount = state.stream().mapToLong(r -> r.count).sum();
         if (reason == null) {
             if (read != o.records()) {
@@ -100,7 +108,9 @@ public final class FlinkRescalePeer {
         result.put("reason", reason);
         result.put("records", o.records());
         result.put("records_read", read);
+        result.put("records_reread", Progress.READS.get() - read);
         result.put("tuples_processed", processed);
+        result.put("tuples_reprocessed", Progress.PROCESSINGS.get() - processed);
         result.put("malformed", malformed);
         result.put("units", o.maxParallelism());
         result.put("workers_initial", o.workers());
@@ -108,7 +118,7 @@ public final class FlinkRescalePeer {
         result.put("wall_ms", System.currentTimeMillis() - start);
         result.put("events", events);
         try {
-            Outputs.trace(o.out().resolve("trace.csv"), Progress.TRACE);
+            Outputs.trace(o.out().resolve("trace.csv"), Progress.TRACE.values());
             Outputs.result(o.out().resolve("result.json"), result);
         } catch (Exception e) {
             e.printStackTrace();
@@ -127,12 +137,30 @@ public final class FlinkRescalePeer {
         s.put("taskmanager.numberOfTaskSlots", slots);
         s.put("taskmanagers", 1);
         s.put("source.parallelism", partitions);
-        s.put("execution.checkpointing.interval", "off");
+        s.put("execution.checkpointing.interval",
+                o.checkpointIntervalMs() > 0 ? o.checkpointIntervalMs() + " ms" : "off");
         s.put("execution.buffer-timeout.interval_ms", o.bufferTimeoutMs());
-        s.put("jobmanager.scheduler", "default");
+        clusterSettings(o).toMap().forEach(s::put);
+        if (!s.containsKey(JobManagerOptions.SCHEDULER.key())) {
+            s.put(JobManagerOptions.SCHEDULER.key(), "default");
+        }
         s.put("key_field", o.keyField());
         s.put("count_field", o.countField());
         return s;
+    }
+
+    /**
+     * The MiniCluster's settings for the protocol. ADAPTIVE_RESCALE: the adaptive scheduler, with no
+     * cooldown after a rescale ({@code executing.cooldown-after-rescaling}, 30 s by default, counts
+     * from the job's start too, and a run's event comes seconds after it); the rest at Flink's defaults.
+     */
+    static Configuration clusterSettings(PeerOptions o) {
+        Configuration c = new Configuration();
+        if (o.protocol().equals(PeerOptions.ADAPTIVE_RESCALE)) {
+            c.set(JobManagerOptions.SCHEDULER, JobManagerOptions.SchedulerType.Adaptive);
+            c.set(JobManagerOptions.SCHEDULER_EXECUTING_COOLDOWN_AFTER_RESCALING, Duration.ZERO);
+        }
+        return c;
     }
 
     /** The partition count of {@code topic}. */

@@ -16,7 +16,7 @@ public final class Outputs {
 
     private Outputs() {}
 
-    /** trace.csv: {@code key,unit,worker,release_ms,processed_ms}, release_ms empty when unknown. */
+    /** trace.csv: {@code key,unit,worker,release_ms,processed_ms}, one row per tuple, release_ms empty when unknown. */
     public static void trace(Path file, Iterable<Progress.TraceRow> rows) throws IOException {
         try (BufferedWriter w = Files.newBufferedWriter(file)) {
             w.write("key,unit,worker,release_ms,processed_ms\n");

@@ -9,7 +9,7 @@ import org.apache.flink.util.Collector;
  * Record value (a JSON object) to a {@link Records.Tuple}: key = the string field {@code keyField},
  * count = the integer field {@code countField} (1 when null). A value that is not a JSON object, or
  * whose key field is missing, null or not a string (or count field missing or not an integer that
- * fits a long) is malformed: counted in {@link Progress#MALFORMED}, no tuple, no exception.
+ * fits a long) is malformed: counted by its id in {@link Progress#MALFORMED}, no tuple, no exception.
  */
 public final class ParseFunction implements FlatMapFunction<Records.Raw, Records.Tuple> {
     private static final long serialVersionUID = 1L;
@@ -37,9 +37,9 @@ public final class ParseFunction implements FlatMapFunction<Records.Raw, Records
         JsonNode count = countField == null || key == null ? null : node.get(countField);
         if (key == null || !key.isTextual() || (countField != null
                 && (count == null || !count.isIntegralNumber() || !count.canConvertToLong()))) {
-            Progress.MALFORMED.incrementAndGet();
+            Progress.malformed(r.id);
             return;
         }
-        out.collect(new Records.Tuple(key.textValue(), count == null ? 1 : count.longValue(), r.tsMs, r.releaseMs));
+        out.collect(new Records.Tuple(r.id, key.textValue(), count == null ? 1 : count.longValue(), r.tsMs, r.releaseMs));
     }
 }

@@ -12,28 +12,38 @@ import java.util.Set;
  * [--rescale SCHEDULE] [--t0-ms] --out [--timeout-s (300)]} and the Flink settings
  * {@code --max-parallelism} (128: the harness's KEY_GROUP default for W = 10; Flink keeps it
  * across rescales), {@code --buffer-timeout-ms} (100, Flink's {@code execution.buffer-timeout.interval}
- * default) and {@code --protocol} (STOP_THE_WORLD).
+ * default), {@code --protocol} (STOP_THE_WORLD: stop-with-savepoint and restore; ADAPTIVE_RESCALE: the
+ * adaptive scheduler rescales the running job) and {@code --checkpoint-interval-ms} (Flink's
+ * {@code execution.checkpointing.interval}: off for STOP_THE_WORLD, whose savepoint is its only
+ * snapshot; 1000 for ADAPTIVE_RESCALE, which restarts from the next checkpoint).
  *
  * @param records      the number of records the topic will hold
  * @param t0Ms         the Kafka-timestamp origin of the schedule, epoch ms
  * @param timeoutS     give up after this many s of wall time
  * @param bufferTimeoutMs Flink's network buffer flush interval, ms
+ * @param checkpointIntervalMs Flink's checkpoint interval, ms; 0: no checkpoints
  */
 public record PeerOptions(String bootstrap, String topic, long records, String keyField, String countField,
                           int workers, List<Schedule.Event> schedule, long t0Ms, Path out, long timeoutS,
-                          int maxParallelism, long bufferTimeoutMs, String protocol) {
+                          int maxParallelism, long bufferTimeoutMs, String protocol, long checkpointIntervalMs) {
 
-    /** The protocols this peer runs: Flink's stop-with-savepoint and restore. */
-    public static final Set<String> PROTOCOLS = Set.of("STOP_THE_WORLD");
+    /** Flink's stop-with-savepoint and restore at the new parallelism. */
+    public static final String STOP_THE_WORLD = "STOP_THE_WORLD";
+    /** The adaptive scheduler's rescale of the running job from a checkpoint. */
+    public static final String ADAPTIVE_RESCALE = "ADAPTIVE_RESCALE";
+    /** The protocols this peer runs. */
+    public static final Set<String> PROTOCOLS = Set.of(STOP_THE_WORLD, ADAPTIVE_RESCALE);
 
     private static final Set<String> NAMES = Set.of("bootstrap", "topic", "records", "key-field", "count-field",
-            "workers", "rescale", "t0-ms", "out", "timeout-s", "max-parallelism", "buffer-timeout-ms", "protocol");
+            "workers", "rescale", "t0-ms", "out", "timeout-s", "max-parallelism", "buffer-timeout-ms", "protocol",
+            "checkpoint-interval-ms");
 
     /**
      * Parses {@code argv}.
      *
      * @throws IllegalArgumentException (one-line message) an unknown or valueless option, a missing
-     *     required one, a bad number or schedule, a worker count above the max parallelism
+     *     required one, a bad number or schedule, a worker count above the max parallelism, an
+     *     unknown protocol, ADAPTIVE_RESCALE without checkpoints
      */
     public static PeerOptions parse(String[] argv) {
         Map<String, String> a = new HashMap<>();
@@ -50,13 +60,19 @@ public record PeerOptions(String bootstrap, String topic, long records, String k
         }
         List<Schedule.Event> schedule = Schedule.parse(a.get("rescale"));
         String countField = a.getOrDefault("count-field", "");
+        String protocol = a.getOrDefault("protocol", STOP_THE_WORLD).strip().toUpperCase();
         PeerOptions o = new PeerOptions(required(a, "bootstrap"), required(a, "topic"), number(a, "records", null),
                 a.getOrDefault("key-field", "dest"), countField.isEmpty() ? null : countField,
                 (int) number(a, "workers", 10L), schedule, number(a, "t0-ms", schedule.isEmpty() ? 0L : null),
                 Path.of(required(a, "out")), number(a, "timeout-s", 300L), (int) number(a, "max-parallelism", 128L),
-                number(a, "buffer-timeout-ms", 100L), a.getOrDefault("protocol", "STOP_THE_WORLD").strip().toUpperCase());
+                number(a, "buffer-timeout-ms", 100L), protocol,
+                number(a, "checkpoint-interval-ms", protocol.equals(ADAPTIVE_RESCALE) ? 1000L : 0L));
         if (!PROTOCOLS.contains(o.protocol)) {
-            throw new IllegalArgumentException("--protocol must be one of " + PROTOCOLS);
+            throw new IllegalArgumentException("--protocol must be one of " + PROTOCOLS.stream().sorted().toList());
+        }
+        if (o.checkpointIntervalMs < 0 || (o.protocol.equals(ADAPTIVE_RESCALE) && o.checkpointIntervalMs == 0)) {
+            throw new IllegalArgumentException("--checkpoint-interval-ms must be >= 0, and > 0 with "
+                    + ADAPTIVE_RESCALE + " (the adaptive scheduler restarts from a checkpoint)");
         }
         if (o.records < 1 || o.timeoutS < 1) {
             throw new IllegalArgumentException("--records and --timeout-s must be >= 1");

@@ -11,9 +11,9 @@ import org.apache.kafka.common.header.Header;
 /**
  * Kafka record to {@link Records.Raw}: the value (UTF-8), the Kafka timestamp and the header
  * {@code release_ms} (ASCII decimal epoch ms, -1 when absent). Never fails: parsing the value is the
- * next operator's job. Counts every record it reads ({@link Progress#READ}); the KafkaSource calls
- * it in the source task, once per record emitted, so a job restored from a savepoint (which resumes
- * at the savepoint's offsets) does not count a record twice.
+ * next operator's job. Counts every record it reads by its id, partition and offset ({@link
+ * Progress#read(long)}): the KafkaSource calls it in the source task once per record emitted, and a
+ * record read again after a restart from a checkpoint is the same record.
  */
 public final class RecordDeserializer implements KafkaRecordDeserializationSchema<Records.Raw> {
     private static final long serialVersionUID = 1L;
@@ -22,9 +22,10 @@ public final class RecordDeserializer implements KafkaRecordDeserializationSchem
 
     @Override
     public void deserialize(ConsumerRecord<byte[], byte[]> record, Collector<Records.Raw> out) throws IOException {
-        Progress.READ.incrementAndGet();
+        long id = Records.id(record.partition(), record.offset());
+        Progress.read(id);
         String value = record.value() == null ? null : new String(record.value(), StandardCharsets.UTF_8);
-        out.collect(new Records.Raw(value, record.timestamp(), releaseMs(record.headers().lastHeader(RELEASE_HEADER))));
+        out.collect(new Records.Raw(id, value, record.timestamp(), releaseMs(record.headers().lastHeader(RELEASE_HEADER))));
     }
 
     static long releaseMs(Header h) {

@@ -7,8 +7,15 @@ package bench.peers.flink;
 public final class Records {
     private Records() {}
 
+    /** A record's id in its topic: its partition and offset, {@code partition << 40 | offset}. */
+    public static long id(int partition, long offset) {
+        return ((long) partition << 40) | offset;
+    }
+
     /** A Kafka record as the source reads it. */
     public static class Raw {
+        /** The record's id ({@link Records#id}). */
+        public long id;
         /** The record's value, UTF-8 decoded; null when the record had none. */
         public String value;
         /** The record's Kafka timestamp (CreateTime), epoch ms. */
@@ -18,7 +25,8 @@ public final class Records {
 
         public Raw() {}
 
-        public Raw(String value, long tsMs, long releaseMs) {
+        public Raw(long id, String value, long tsMs, long releaseMs) {
+            this.id = id;
             this.value = value;
             this.tsMs = tsMs;
             this.releaseMs = releaseMs;
@@ -27,6 +35,8 @@ public final class Records {
 
     /** One tuple for the workers: the record's key, its count (1 without a count field) and times. */
     public static class Tuple {
+        /** The id of its record ({@link Records#id}). */
+        public long id;
         public String key;
         public long count;
         /** Kafka timestamp, epoch ms. */
@@ -36,7 +46,8 @@ public final class Records {
 
         public Tuple() {}
 
-        public Tuple(String key, long count, long tsMs, long releaseMs) {
+        public Tuple(long id, String key, long count, long tsMs, long releaseMs) {
+            this.id = id;
             this.key = key;
             this.count = count;
             this.tsMs = tsMs;

@@ -20,6 +20,8 @@ public final class WorkerFunction extends KeyedProcessFunction<String, Records.T
     private static final long serialVersionUID = 1L;
     /** The worker operator's uid: how a savepoint names its state. */
     public static final String UID = "worker";
+    /** The worker operator's name: its job vertex's. */
+    public static final String NAME = "worker";
 
     /** The key of a tuple. */
     public static final class TupleKey implements KeySelector<Records.Tuple, String> {
@@ -31,16 +33,11 @@ public final class WorkerFunction extends KeyedProcessFunction<String, Records.T
         }
     }
 
-    private final int generation;
     private transient ValueState<Records.KeyCounts> state;
     private transient int subtask;
     private transient int maxParallelism;
+    private transient int generation;
     private transient boolean firstSeen;
-
-    /** @param generation the job's generation (0, then +1 per restore), for {@link Progress#FIRST_TUPLE_MS} */
-    public WorkerFunction(int generation) {
-        this.generation = generation;
-    }
 
     /** The state's descriptor: name and type, the same for the job and the State Processor API. */
     public static ValueStateDescriptor<Records.KeyCounts> descriptor() {
@@ -52,6 +49,7 @@ public final class WorkerFunction extends KeyedProcessFunction<String, Records.T
         state = getRuntimeContext().getState(descriptor());
         subtask = getRuntimeContext().getTaskInfo().getIndexOfThisSubtask();
         maxParallelism = getRuntimeContext().getTaskInfo().getMaxNumberOfParallelSubtasks();
+        generation = Progress.GENERATION.get();
     }
 
     @Override
@@ -73,7 +71,7 @@ public final class WorkerFunction extends KeyedProcessFunction<String, Records.T
             Progress.FIRST_TUPLE_MS.merge(generation, now, Math::min);
         }
         int unit = KeyGroupRangeAssignment.assignToKeyGroup(t.key, maxParallelism);
-        Progress.processed(new Progress.TraceRow(t.key, unit, subtask, t.releaseMs, now), t.tsMs);
+        Progress.processed(t.id, new Progress.TraceRow(t.key, unit, subtask, t.releaseMs, now), t.tsMs);
         out.collect(Records.StateRow.of(t.key, subtask, unit, s));
     }
 }

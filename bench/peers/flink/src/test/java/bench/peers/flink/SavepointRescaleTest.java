@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * One stop-with-savepoint and restore at a new parallelism (2 -> 3 workers) on Flink's own
- * MiniClusterExtension, driven by {@link StopTheWorldDriver}, on an in-memory source; the final
+ * MiniClusterExtension, driven by {@link RescaleDriver} with {@link StopWithSavepoint}, on an in-memory source; the final
  * state is read back with the State Processor API (on the extension's test environment, the same
  * MiniCluster) and must be exact.
  */
@@ -42,9 +42,9 @@ class SavepointRescaleTest {
     static final class Generator implements GeneratorFunction<Long, Records.Raw> {
         @Override
         public Records.Raw map(Long i) {
-            Progress.READ.incrementAndGet();
+            Progress.read(i);
             String value = i < VALID ? "{\"dest\":\"K" + (i % KEYS) + "\",\"n\":" + (i % 3 + 1) + "}" : null;
-            return new Records.Raw(value, T0 + Math.min(i, VALID - 1), -1);
+            return new Records.Raw(i, value, T0 + Math.min(i, VALID - 1), -1);
         }
     }
 
@@ -52,18 +52,19 @@ class SavepointRescaleTest {
     void restoredStateIsExactAfterRescale(@InjectMiniCluster MiniCluster cluster, @TempDir Path dir) throws Exception {
         Progress.reset();
         RescaleJob job = new RescaleJob(() -> new DataGeneratorSource<>(new Generator(), Long.MAX_VALUE,
-                RateLimiterStrategy.perSecond(1_000), TypeInformation.of(Records.Raw.class)), 1, "dest", "n", 128, 10);
+                RateLimiterStrategy.perSecond(1_000), TypeInformation.of(Records.Raw.class)), 1, "dest", "n", 128, 10, 0);
         long deadline = System.currentTimeMillis() + 120_000;
         ClusterJobs jobs = new ClusterJobs(cluster, false);
-        StopTheWorldDriver.Outcome outcome = new StopTheWorldDriver(jobs, job, List.of(new Schedule.Event(VALID / 2, 3)),
-                128, T0, VALID, dir.resolve("savepoints"), () -> {}).run(2, deadline);
+        RescaleDriver.Outcome outcome = new RescaleDriver(jobs, new StopWithSavepoint(jobs, job, dir.resolve("savepoints")),
+                List.of(new Schedule.Event(VALID / 2, 3)), 128, T0, VALID, dir.resolve("savepoints"), () -> {}).run(2, deadline);
 
         assertEquals(1, outcome.events().size());
         Map<String, Object> e = outcome.events().get(0);
         assertEquals(KeyGroups.moved(128, 2, 3), e.get("moved_units"));
         assertTrue((Long) e.get("state_bytes_moved") > 0);
         assertEquals(3, outcome.workers());
-        assertEquals(VALID, Progress.PROCESSED.get(), "every valid record processed exactly once across the restore");
+        assertEquals(VALID, Progress.processed(), "every valid record processed across the restore");
+        assertEquals(VALID, Progress.PROCESSINGS.get(), "and each once: a savepoint replays nothing");
         assertTrue(Progress.FIRST_TUPLE_MS.containsKey(1), "the restored job processed tuples");
 
         List<Records.StateRow> state = FinalStateReader.read(StreamExecutionEnvironment.getExecutionEnvironment(), outcome.savepoint(), 3, 128);
@@ -81,7 +82,7 @@ class SavepointRescaleTest {
             assertEquals(KeyGroups.owner(KeyGroups.unit(r.key, 128), 128, 3), r.worker);
         }
         // Each tuple was processed by the owner of its key group at the parallelism of its job.
-        for (Progress.TraceRow t : Progress.TRACE) {
+        for (Progress.TraceRow t : Progress.TRACE.values()) {
             assertTrue(t.worker() == KeyGroups.owner(t.unit(), 128, 2) || t.worker() == KeyGroups.owner(t.unit(), 128, 3));
         }
     }

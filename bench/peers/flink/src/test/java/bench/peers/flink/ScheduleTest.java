@@ -41,6 +41,11 @@ class ScheduleTest {
         assertEquals(300, o.timeoutS());
         assertEquals(null, o.countField());
         assertEquals("STOP_THE_WORLD", o.protocol());
+        assertEquals(0, o.checkpointIntervalMs(), "a savepoint is STOP_THE_WORLD's only snapshot");
+        PeerOptions adaptive = PeerOptions.parse("--bootstrap b --topic t --records 1 --out /tmp/x --protocol adaptive_rescale"
+                .split(" "));
+        assertEquals("ADAPTIVE_RESCALE", adaptive.protocol());
+        assertEquals(1000, adaptive.checkpointIntervalMs(), "the adaptive scheduler restarts from a checkpoint");
     }
 
     @ParameterizedTest
@@ -51,6 +56,7 @@ class ScheduleTest {
         "--bootstrap b --topic t --records 1 --out /tmp/x --workers 200",             // above max parallelism
         "--bootstrap b --topic t --records 1 --out /tmp/x --colour blue",             // unknown option
         "--bootstrap b --topic t --records 1 --out /tmp/x --protocol HANDOFF",        // not a Flink protocol
+        "--bootstrap b --topic t --records 1 --out /tmp/x --protocol ADAPTIVE_RESCALE --checkpoint-interval-ms 0",
         "--bootstrap b --topic t --records 1 --out",                                  // no value
     })
     void rejectsBadCommandLines(String line) {

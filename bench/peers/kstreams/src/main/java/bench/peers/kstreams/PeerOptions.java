@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
  * schedule. Kafka Streams settings keep their Kafka names: {@code --max.warmup.replicas},
  * {@code --acceptable.recovery.lag}, {@code --probing.rebalance.interval.ms},
  * {@code --num.standby.replicas}, {@code --commit.interval.ms}, {@code --processing.guarantee}.
+ * {@code --protocol} is LEARNER, the only protocol this peer runs (Kafka Streams' own scaling).
  *
  * @param bootstrap the Kafka bootstrap servers
  * @param topic the input topic (recorded or paced copy)
@@ -96,11 +97,15 @@ public record PeerOptions(String bootstrap, String topic, long records, String k
         }
         List<String> known = List.of("bootstrap", "topic", "records", "key-field", "count-field", "workers", "rescale",
                 "t0-ms", "out", "timeout-s", "units", "max.warmup.replicas", "acceptable.recovery.lag",
-                "probing.rebalance.interval.ms", "num.standby.replicas", "commit.interval.ms", "processing.guarantee");
+                "probing.rebalance.interval.ms", "num.standby.replicas", "commit.interval.ms", "processing.guarantee",
+                "protocol");
         for (String name : a.keySet()) {
             if (!known.contains(name)) {
                 throw new IllegalArgumentException("unknown option --" + name);
             }
+        }
+        if (!a.getOrDefault("protocol", "LEARNER").equalsIgnoreCase("LEARNER")) {
+            throw new IllegalArgumentException("--protocol must be LEARNER (Kafka Streams' warm-up tasks)");
         }
         try {
             PeerOptions o = new PeerOptions(required(a, "bootstrap"), required(a, "topic"),

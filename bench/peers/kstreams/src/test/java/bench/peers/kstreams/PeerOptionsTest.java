@@ -49,6 +49,8 @@ class PeerOptionsTest {
         assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(new String[] {"--topic", "t"}));
         assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(concat(base, "--nope", "1")));
         assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(concat(base, "--records", "ten")));
+        assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(concat(base, "--protocol", "STOP_THE_WORLD")));
+        PeerOptions.parse(concat(base, "--protocol", "LEARNER"));
         assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(concat(base, "--workers", "0")));
         assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(concat(base, "--rescale", "12:2499ms")));
         assertThrows(IllegalArgumentException.class, () -> PeerOptions.parse(concat(base, "--workers")));
