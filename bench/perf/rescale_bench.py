@@ -166,14 +166,15 @@ def run_simulator(run_id: str, topic: str, dataset: str, routing: str, protocol:
                   workers: int, bootstrap: str, results_dir: Path, extra: tuple[str, ...] = (),
                   splitters: int | None = None) -> dict:
     """`bench simulate --from-topic` with the same topic and schedule, from `workers` workers and
-    `splitters` splitters (default `workers`), `extra` options after the
-    others (e.g. `--cost-profile flink`); returns its summary.json (`results_dir`: where `bench
-    simulate` writes its records, `bench.results.record.RESULTS_DIR`)."""
+    `splitters` splitters (default `workers`), `extra` options after the others (e.g.
+    `--cost-profile flink`); returns its summary.json (`results_dir`: where `bench simulate` writes
+    its records, `bench.results.record.RESULTS_DIR`)."""
     printed = io.StringIO()  # its own tables: the bench prints one for all
     with contextlib.redirect_stdout(printed):
         code = bench_simulate(["--from-topic", topic, "--bootstrap-servers", bootstrap, "--dataset",
-                               dataset, "--grouping", routing, "--workers", str(workers),
-                               "--splitters", str(splitters or workers), "--run-id", run_id, "--no-progress", "--rescale", schedule, "--protocol", protocol]
+                               dataset, "--grouping", routing, "--workers", str(workers), "--splitters",
+                               str(splitters or workers), "--run-id", run_id, "--no-progress", "--rescale", schedule,
+                               "--protocol", protocol]
                               + (["--handoff-batch", str(batch)] if batch != 1 else []) + list(extra))
     if code != 0:
         raise RuntimeError(f"{run_id}: bench simulate exited {code}: {printed.getvalue()[-800:]}")
@@ -228,8 +229,8 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Plan]
                         help=f"the scale-in's routings on Spark and in the simulator; the peers scale in too "
                              f"(default {SCALE_IN_ROUTINGS}, the peers' routing; empty: no scale-in)")
     parser.add_argument("--scale-in-protocols", default=",".join(SCALE_IN_PROTOCOLS),
-                        help=f"the Spark protocols run on the scale-in (default {','.join(SCALE_IN_PROTOCOLS)}; HANDOFF is "
-                             f"{SCALE_IN_WHY})")
+                        help=f"the Spark protocols run on the scale-in (default {','.join(SCALE_IN_PROTOCOLS)}; "
+                             f"HANDOFF is {SCALE_IN_WHY})")
     parser.add_argument("--runs", type=int, default=3, help="runs per Spark cell (default 3)")
     parser.add_argument("--master", default="local[2]")
     parser.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")

@@ -59,10 +59,7 @@ public final class AdaptiveRescale implements RescaleDriver.Protocol {
         steps.put("request", accepted - request);
         steps.put("wait_for_checkpoint", restarting - accepted);
         steps.put("restart", running - restarting);
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("request_wall_ms", request);
-        m.put("in_force_wall_ms", running);
-        m.put("steps_ms", steps);
+        Map<String, Object> m = RescaleDriver.figures(request, running, steps);
         m.put("state_bytes_moved", restored == null ? null : restored.getStateSize());
         m.put("restored_checkpoint", restored == null ? null : restored.getCheckpointId());
         m.put("notes", "Flink's adaptive scheduler: the worker vertex's upper parallelism bound set to " + e.workers()

@@ -45,6 +45,15 @@ public final class RescaleDriver {
     /** A rescale done: the job running now and the event's figures. */
     public record Rescaled(JobID id, Map<String, Object> figures) {}
 
+    /** An event's figures, to which a protocol adds its own: request and in-force times (epoch ms) and the steps (ms). */
+    static Map<String, Object> figures(long requestMs, long inForceMs, Map<String, Object> steps) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("request_wall_ms", requestMs);
+        m.put("in_force_wall_ms", inForceMs);
+        m.put("steps_ms", steps);
+        return m;
+    }
+
     private final ClusterJobs jobs;
     private final Protocol protocol;
     private final List<Schedule.Event> schedule;

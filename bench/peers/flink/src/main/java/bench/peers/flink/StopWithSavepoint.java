@@ -43,10 +43,7 @@ public final class StopWithSavepoint implements RescaleDriver.Protocol {
         Map<String, Object> steps = new LinkedHashMap<>();
         steps.put("savepoint", stopped - request);
         steps.put("restore", running - stopped);
-        Map<String, Object> m = new LinkedHashMap<>();
-        m.put("request_wall_ms", request);
-        m.put("in_force_wall_ms", running);
-        m.put("steps_ms", steps);
+        Map<String, Object> m = RescaleDriver.figures(request, running, steps);
         m.put("state_bytes_moved", bytes(localPath(savepoint)));
         m.put("notes", "Flink stop-with-savepoint (canonical format, HashMap backend) then restore at "
                 + e.workers() + ": every key's state is written to the savepoint and read back by its owner at the new "

@@ -26,9 +26,9 @@ import org.junit.jupiter.api.io.TempDir;
  * MiniCluster) and must be exact.
  */
 class SavepointRescaleTest {
-    private static final int VALID = 2_000;
-    private static final int KEYS = 10;
-    private static final long T0 = 1_000_000;
+    static final int VALID = 2_000;
+    static final int KEYS = 10;
+    static final long T0 = 1_000_000;
 
     @RegisterExtension
     static final MiniClusterExtension FLINK = new MiniClusterExtension(new MiniClusterResourceConfiguration.Builder()
@@ -68,6 +68,18 @@ class SavepointRescaleTest {
         assertTrue(Progress.FIRST_TUPLE_MS.containsKey(1), "the restored job processed tuples");
 
         List<Records.StateRow> state = FinalStateReader.read(StreamExecutionEnvironment.getExecutionEnvironment(), outcome.savepoint(), 3, 128);
+        assertExact(state, 3);
+        // Each tuple was processed by the owner of its key group at the parallelism of its job.
+        for (Progress.TraceRow t : Progress.TRACE.values()) {
+            assertTrue(t.worker() == KeyGroups.owner(t.unit(), 128, 2) || t.worker() == KeyGroups.owner(t.unit(), 128, 3));
+        }
+    }
+
+    /**
+     * {@code state} is the {@link Generator}'s exactly: per key its count, sum, first and last Kafka
+     * time, at the owner of its key group among {@code workers} workers (max parallelism 128).
+     */
+    static void assertExact(List<Records.StateRow> state, int workers) {
         assertEquals(KEYS, state.size());
         for (Records.StateRow r : state) {
             int k = Integer.parseInt(r.key.substring(1));
@@ -79,11 +91,7 @@ class SavepointRescaleTest {
             assertEquals(sum, r.sum, r.key);
             assertEquals(T0 + k, r.firstTsMs, r.key);
             assertEquals(T0 + VALID - KEYS + k, r.lastTsMs, r.key);
-            assertEquals(KeyGroups.owner(KeyGroups.unit(r.key, 128), 128, 3), r.worker);
-        }
-        // Each tuple was processed by the owner of its key group at the parallelism of its job.
-        for (Progress.TraceRow t : Progress.TRACE.values()) {
-            assertTrue(t.worker() == KeyGroups.owner(t.unit(), 128, 2) || t.worker() == KeyGroups.owner(t.unit(), 128, 3));
+            assertEquals(KeyGroups.owner(KeyGroups.unit(r.key, 128), 128, workers), r.worker);
         }
     }
 }
