@@ -308,7 +308,7 @@ def peer_conditions(args: argparse.Namespace, topic: str) -> str:
     return (f"The same {args.limit:,} records: {topic} replayed into a fresh topic per run at x{args.peer_speed:g} "
             f"the pace of its Kafka timestamps (the peers read it open loop, as it arrives; the Spark runs read "
             f"the recorded topic in batches of {args.max_offsets_per_trigger:,}), the same `--rescale` events, "
-            f"cost 0, one JVM per run; {args.runs} run(s) per system and event, "
+            f"cost 0, one JVM per run; {args.runs} run(s) per system, protocol and event, "
             f"interleaved with the Spark cells. Pause: the longest time a released tuple of a moved unit "
             f"waited while no tuple of a moved unit was processed. Latency: processing time - release time.")
 
