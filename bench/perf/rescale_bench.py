@@ -128,14 +128,19 @@ class Event:
         return f"{max(span_ms // 2, 0)}ms:{self.to}"
 
 
-def schedule_of(bootstrap: str, topic: str, to: int) -> str:
-    """`<half the topic's timestamp span>ms:<to>`.
+def span_of(bootstrap: str, topic: str) -> int:
+    """The span of the topic's Kafka timestamps, ms.
 
     Raises: RuntimeError: the topic has no timestamps (empty)."""
     span = topic_span_ms(bootstrap, topic)
     if span is None:
         raise RuntimeError(f"topic {topic} is empty")
-    return Event(0, to).schedule(span)
+    return span
+
+
+def schedule_of(bootstrap: str, topic: str, to: int) -> str:
+    """`<half the topic's timestamp span>ms:<to>`. Raises: RuntimeError: the topic is empty."""
+    return Event(0, to).schedule(span_of(bootstrap, topic))
 
 
 def run_spark(run_id: str, topic: str, dataset: str, routing: str, protocol: str, schedule: str, workers: int,
@@ -336,12 +341,12 @@ def measured_cells(args: argparse.Namespace, plan: Plan, topic: str, schedules: 
                   f"moved, load {s['bench']['load_before']} -> {s['bench']['load_after']}", flush=True)
             spark_runs.append(s)
             run_ids.append(run_id)
-        for system, protocol, label in peer_runs:
-            event = next(e for e in plan.events if e.label == label)
-            name = f"{system}-{protocol.lower().replace('_', '-')}{event.tag}-{run}"
-            peer_runs[system, protocol, label].append(_peer_run(
-                args, rescale_peers.PEERS[system], protocol, event, topic, schedules[label], out / "peers" / name,
-                recorded))
+        for peer in args.peer_list:
+            for protocol in peer.protocols:
+                for event in plan.events:
+                    name = f"{peer.system}-{protocol.lower().replace('_', '-')}{event.tag}-{run}"
+                    peer_runs[peer.system, protocol, event.label].append(_peer_run(
+                        args, peer, protocol, event, topic, schedules[event.label], out / "peers" / name, recorded))
     return spark_runs, run_ids, peer_runs
 
 
@@ -416,7 +421,8 @@ def main(argv: list[str] | None = None) -> int:
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
     results = Path(run_record.RESULTS_DIR)
     topic = record_topic(args.bootstrap_servers, args.dataset, args.limit, args.partitions, args.record_rate)
-    schedules = {e.label: schedule_of(args.bootstrap_servers, topic, e.to) for e in plan.events}
+    span = span_of(args.bootstrap_servers, topic)  # read once: every event's schedule comes from it
+    schedules = {e.label: e.schedule(span) for e in plan.events}
     conditions = conditions_text(args, topic, schedules, stamp)
     print(conditions, flush=True)
     out = results / "compare" / f"rescale-bench-{stamp}"
