@@ -1,4 +1,4 @@
-"""The peers' JUnit tests, run by Maven from the pytest suite (tests/bench/test_storm_peer.py,
+"""The JVM modules' JUnit tests, run by Maven from the pytest suite (tests/groupings/test_jvm_groupings.py,
 tests/bench/test_rescale_peers.py)."""
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from pathlib import Path
 
 
 def junit_suites(maven: str, project: Path) -> tuple[set[str], int, int]:
-    """`mvn test` in a peer's project: (the suites that ran, tests run, tests failed, errored or
+    """`mvn test` in a Maven project (a peer, the Java groupings): (the suites that ran, tests run, tests failed, errored or
     skipped), from its surefire reports. Fails the test when Maven does."""
     reports = project / "target" / "surefire-reports"
     shutil.rmtree(reports, ignore_errors=True)

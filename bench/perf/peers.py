@@ -161,7 +161,8 @@ def parse_peer_output(stdout: str) -> dict:
 def build_storm_peer(quiet: bool = False) -> list[Path]:
     """Build the Storm peer on first use or after a source change (`bench.perf.maven_peers.build`)
     and return its classpath. Raises: ToolMissing (java/mvn), RuntimeError (the build failed)."""
-    return maven_peers.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet)
+    return maven_peers.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet,
+                             uses=(maven_peers.GROUPINGS_JVM_DIR,))
 
 
 def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,

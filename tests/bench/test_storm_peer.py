@@ -1,5 +1,5 @@
-"""The Storm peer (`bench/peers/storm`): its Java groupings against the golden vectors (JUnit, run by
-Maven), and one end-to-end run on a small topic whose per-worker loads must equal the simulator's.
+"""The Storm peer (`bench/peers/storm`): one end-to-end run on a small topic whose per-worker loads
+must equal the simulator's (its Java groupings' own tests: tests/groupings/test_jvm_groupings.py).
 
 Java 17 and Maven are prerequisites of the whole project (the Kafka broker and Spark's jars need
 them); these tests skip only when they are not on PATH, and say so (the `maven` fixture, which also
@@ -10,14 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf.peers import STORM_DIR, run_storm_peer
-from tests.junit import junit_suites
-
-
-def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors(maven):
-    suites, ran, failed = junit_suites(maven, STORM_DIR)
-    assert {"bench.peers.storm.groupings.GoldenTest", "bench.peers.storm.groupings.HashingTest"} <= suites
-    assert ran >= 50 and failed == 0
+from bench.perf.peers import run_storm_peer
 
 
 @pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])

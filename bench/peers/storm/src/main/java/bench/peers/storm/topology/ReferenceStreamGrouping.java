@@ -1,7 +1,7 @@
 package bench.peers.storm.topology;
 
-import bench.peers.storm.groupings.Groupings;
-import bench.peers.storm.groupings.ReferenceGrouping;
+import groupings.Groupings;
+import groupings.ReferenceGrouping;
 import java.util.List;
 import org.apache.storm.generated.GlobalStreamId;
 import org.apache.storm.grouping.CustomStreamGrouping;

@@ -1,6 +1,6 @@
 package bench.peers.storm.topology;
 
-import bench.peers.storm.groupings.Groupings;
+import groupings.Groupings;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.util.ArrayList;
 import java.util.HashMap;

@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 import java.util.ArrayList;
 import java.util.Comparator;

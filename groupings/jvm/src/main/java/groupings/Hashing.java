@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 import com.google.common.hash.HashFunction;
 import java.nio.charset.StandardCharsets;

@@ -1,10 +1,10 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 import java.util.Arrays;
 
 /**
  * One instance of a reference grouping (§1): routes a tuple {@code (key, nowMs)} to a worker index
- * in [0, n) and updates its own state. No Storm, no Kafka: the Storm adapter is
+ * in [0, n) and updates its own state. No Storm, no Spark, no Kafka: the Storm peer's adapter is
  * {@code bench.peers.storm.topology.ReferenceStreamGrouping}. One splitter task owns one instance,
  * as in the reference topology (Q18).
  *

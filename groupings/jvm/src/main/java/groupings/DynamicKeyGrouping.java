@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 import java.util.HashMap;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 /**
  * SHUFFLE (reference {@code ShuffleGrouping}, §3, Q16): a deterministic round robin per instance,

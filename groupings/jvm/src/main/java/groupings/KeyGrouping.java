@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 /**
  * KEY (reference {@code KeyGrouping}, §4, Q17): {@code index(13, key, n)}, stateless. Not Storm's

@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;

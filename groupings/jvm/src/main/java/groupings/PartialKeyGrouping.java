@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 /**
  * PARTIAL_KEY (reference {@code PartialKeyGrouping}, Storm 1.x PKG without fields, §5): two choices

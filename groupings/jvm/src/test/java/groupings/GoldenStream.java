@@ -1,4 +1,4 @@
-package bench.peers.storm.groupings;
+package groupings;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -103,7 +103,7 @@ final class GoldenStream {
 
     /** shared/reference/golden, from the system property set by the pom (the folder beside the repo). */
     static Path goldenDir() {
-        Path dir = Paths.get(System.getProperty("shared.dir", "../../../../shared"), "reference", "golden");
+        Path dir = Paths.get(System.getProperty("shared.dir", "../../../shared"), "reference", "golden");
         if (!Files.isDirectory(dir)) {
             throw new IllegalStateException("reference folder not found: " + dir.toAbsolutePath().normalize()
                     + " (clone the repository with shared/ beside it)");
