@@ -1,6 +1,11 @@
 package groupings;
 
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
@@ -12,13 +17,19 @@ import java.util.Map;
  * capacities, so that their iteration order, which breaks the ties of the stable sorts (§7.4, Q9),
  * is the reference's own. The cycles are called by {@link DynamicKeyGrouping} on its injected clock
  * (§8); there is no manager thread.
+ *
+ * <p>Serializable (a JVM stage keeps its grouping in Spark's state store between micro-batches): a
+ * restored KeySpace iterates, and so breaks ties, exactly as the one that was saved ({@link Generation}).
  */
-public final class KeySpace {
+public final class KeySpace implements Serializable {
+    private static final long serialVersionUID = 1L;
+
     /** {@code lastCheck} of an item never checked: its first check is always due (§6.5). */
     public static final long NEVER = Long.MIN_VALUE;
 
     /** One reference {@code KeyItem} (§7.2); its task set and last-seen time are not kept (no rule reads them). */
-    public static final class KeyItem {
+    public static final class KeyItem implements Serializable {
+        private static final long serialVersionUID = 1L;
         public final String key;
         /** Tuples recorded since the item was created, starting at 1. */
         public long count = 1;
@@ -36,9 +47,72 @@ public final class KeySpace {
     public final int oldMax;
     public final int teenMax;
     public final int babyMax;
-    private final HashMap<String, KeyItem> old;
-    private final HashMap<String, KeyItem> teen;
-    private final HashMap<String, KeyItem> baby;
+    private final Generation old;
+    private final Generation teen;
+    private final Generation baby;
+
+    /**
+     * One generation: a {@code HashMap} of items by key, and the size its table has grown to. The
+     * table never shrinks ({@code clear()} keeps it, as in the reference), and its size fixes the
+     * iteration order. Java's own serialization of a HashMap rebuilds a table sized for the entries it
+     * holds, which reorders them; a Generation is saved as (table size, items in iteration order) and
+     * rebuilt into a table of that size in that order, so each bucket holds the same items in the same
+     * order. (A bucket of 8 or more colliding keys, which HashMap turns into a tree, is not kept in
+     * its order: at a load of at most 0.75 that is about one bucket in a million.)
+     */
+    private static final class Generation implements Serializable {
+        private static final long serialVersionUID = 1L;
+        private static final float LOAD_FACTOR = 0.75f; // HashMap's default
+        private transient HashMap<String, KeyItem> items;
+        /** The map's table size: HashMap's rounding of the initial capacity, doubled as the map grows. */
+        private int tableSize;
+
+        Generation(int initialCapacity) {
+            items = new HashMap<>(initialCapacity);
+            tableSize = Integer.highestOneBit(Math.max(1, initialCapacity) * 2 - 1); // HashMap's tableSizeFor
+        }
+
+        KeyItem get(String key) {
+            return items.get(key);
+        }
+
+        boolean containsKey(String key) {
+            return items.containsKey(key);
+        }
+
+        void put(KeyItem item) {
+            items.put(item.key, item);
+            while (items.size() > (int) (tableSize * LOAD_FACTOR)) { // HashMap's resize rule
+                tableSize *= 2;
+            }
+        }
+
+        Collection<KeyItem> values() {
+            return items.values();
+        }
+
+        void clear() {
+            items.clear();
+        }
+
+        private void writeObject(ObjectOutputStream out) throws IOException {
+            out.defaultWriteObject();
+            out.writeInt(items.size());
+            for (KeyItem item : items.values()) {
+                out.writeObject(item);
+            }
+        }
+
+        private void readObject(ObjectInputStream in) throws IOException, ClassNotFoundException {
+            in.defaultReadObject();
+            int size = in.readInt();
+            items = new HashMap<>(tableSize);
+            for (int i = 0; i < size; i++) {
+                KeyItem item = (KeyItem) in.readObject();
+                items.put(item.key, item);
+            }
+        }
+    }
 
     /**
      * @param distinctKeyCount d: the generations hold {@code int(d*0.1)}, {@code int(d*0.4)} and
@@ -51,9 +125,9 @@ public final class KeySpace {
         oldMax = (int) (distinctKeyCount * (10 / 100.0));
         teenMax = (int) (distinctKeyCount * (40 / 100.0));
         babyMax = (int) (distinctKeyCount * (50 / 100.0));
-        old = new HashMap<>(oldMax);
-        teen = new HashMap<>(teenMax);
-        baby = new HashMap<>(babyMax);
+        old = new Generation(oldMax);
+        teen = new Generation(teenMax);
+        baby = new Generation(babyMax);
     }
 
     /** The key's item, looked up in old, then teen, then baby; null if none (§7.3). */
@@ -79,7 +153,7 @@ public final class KeySpace {
         if (item != null) {
             item.count++;
         } else {
-            baby.put(key, new KeyItem(key));
+            baby.put(new KeyItem(key));
         }
     }
 
@@ -132,16 +206,16 @@ public final class KeySpace {
         }
     }
 
-    private static List<KeyItem> sortDesc(HashMap<String, KeyItem> map) {
+    private static List<KeyItem> sortDesc(Generation map) {
         List<KeyItem> items = new ArrayList<>(map.values()); // HashMap iteration order
         items.sort(BY_COUNT_DESC); // stable: ties keep that order
         return items;
     }
 
-    private static void refill(HashMap<String, KeyItem> map, List<KeyItem> items) {
+    private static void refill(Generation map, List<KeyItem> items) {
         map.clear(); // keeps the table capacity, as in the reference
         for (KeyItem item : items) {
-            map.put(item.key, item);
+            map.put(item);
         }
     }
 
@@ -160,8 +234,8 @@ public final class KeySpace {
         return items(baby);
     }
 
-    private static List<Map.Entry<String, Long>> items(HashMap<String, KeyItem> map) {
-        List<Map.Entry<String, Long>> out = new ArrayList<>(map.size());
+    private static List<Map.Entry<String, Long>> items(Generation map) {
+        List<Map.Entry<String, Long>> out = new ArrayList<>(map.values().size());
         for (KeyItem item : map.values()) {
             out.add(Map.entry(item.key, item.count));
         }

@@ -1,5 +1,6 @@
 package groupings;
 
+import java.io.Serializable;
 import java.util.Arrays;
 
 /**
@@ -10,8 +11,12 @@ import java.util.Arrays;
  *
  * <p>Time is injected, never read from a clock. As in the harness ({@code groupings/base.py}), a
  * {@code nowMs} earlier than the latest seen (or than {@code startMs}) is clamped to it.
+ *
+ * <p>Serializable, as the Python stage pickles its instance: a JVM stage keeps one in Spark's state
+ * store between micro-batches, and a restored instance routes on exactly as the saved one would.
  */
-public abstract class ReferenceGrouping {
+public abstract class ReferenceGrouping implements Serializable {
+    private static final long serialVersionUID = 1L;
     protected final int numWorkers;
     protected final long startMs;
     /** Tuples this instance has sent to each worker. */
