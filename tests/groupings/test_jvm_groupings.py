@@ -1,5 +1,6 @@
 """The Java groupings (`groupings/jvm`, the port the Storm peer routes with) against the same golden
-vectors as the Python groupings, also when restored from a save between batches: their JUnit tests,
+vectors as the Python groupings (dkg-reference.md for the reference four, rescaling.md for KEY_GROUP
+and VNODE), also when restored from a save between batches: their JUnit tests,
 run by Maven (the `maven` fixture skips them, and says so, only when Java or Maven is not on PATH)."""
 
 from __future__ import annotations
@@ -10,5 +11,6 @@ from tests.junit import junit_suites
 
 def test_java_groupings_pass_their_junit_tests_against_the_golden_vectors(maven):
     suites, ran, failed = junit_suites(maven, GROUPINGS_JVM_DIR)
-    assert {"groupings.GoldenTest", "groupings.HashingTest", "groupings.SerializationTest"} <= suites
-    assert ran >= 58 and failed == 0
+    assert {"groupings.GoldenTest", "groupings.HashingTest", "groupings.OwnershipTest",
+            "groupings.SerializationTest"} <= suites
+    assert ran >= 80 and failed == 0

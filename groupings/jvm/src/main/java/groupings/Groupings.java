@@ -2,14 +2,19 @@ package groupings;
 
 import java.util.List;
 
-/** The four reference groupings by name, as {@code groupings.create_grouping} names them. */
+/**
+ * The groupings of this port by name, as {@code groupings.create_grouping} names them: the four
+ * reference groupings and the two that own groups of keys.
+ */
 public final class Groupings {
-    public static final List<String> NAMES = List.of("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY");
+    public static final List<String> NAMES =
+            List.of("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "KEY_GROUP", "VNODE");
 
     private Groupings() {}
 
     /**
-     * One instance of grouping {@code name} (reference defaults) for {@code numWorkers} workers.
+     * One instance of grouping {@code name} (reference defaults; KEY_GROUP with Flink's default max
+     * parallelism, VNODE with 256 vnodes) for {@code numWorkers} workers.
      *
      * @param startMs when the instance was prepared: DYNAMIC_KEY's warm-up and cycle-0 anchor
      * @throws IllegalArgumentException for an unknown name
@@ -24,6 +29,10 @@ public final class Groupings {
                 return new PartialKeyGrouping(numWorkers, startMs);
             case "DYNAMIC_KEY":
                 return new DynamicKeyGrouping(numWorkers, startMs);
+            case "KEY_GROUP":
+                return new KeyGroupGrouping(numWorkers, startMs);
+            case "VNODE":
+                return new VNodeGrouping(numWorkers, startMs);
             default:
                 throw new IllegalArgumentException("unknown grouping " + name + "; expected one of " + NAMES);
         }

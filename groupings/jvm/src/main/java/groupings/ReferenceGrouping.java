@@ -17,10 +17,11 @@ import java.util.Arrays;
  */
 public abstract class ReferenceGrouping implements Serializable {
     private static final long serialVersionUID = 1L;
-    protected final int numWorkers;
+    /** n, the size of the worker-id space (an {@link OwnershipGrouping}'s changes with {@link #resize}). */
+    protected int numWorkers;
     protected final long startMs;
-    /** Tuples this instance has sent to each worker. */
-    protected final long[] sent;
+    /** Tuples this instance has sent to each worker, length {@link #numWorkers}. */
+    protected long[] sent;
     private long lastNow;
 
     protected ReferenceGrouping(int numWorkers, long startMs) {
@@ -58,6 +59,15 @@ public abstract class ReferenceGrouping implements Serializable {
 
     public final int numWorkers() {
         return numWorkers;
+    }
+
+    /**
+     * The worker-id space becomes [0, n): the loads of the ids below both sizes are kept, a new id
+     * starts at 0, as {@code groupings/ownership.py} does after a reschedule.
+     */
+    protected final void resize(int n) {
+        sent = Arrays.copyOf(sent, n);
+        numWorkers = n;
     }
 
     /** Tuples this instance has sent to each worker (a copy). */
