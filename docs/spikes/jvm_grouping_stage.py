@@ -14,8 +14,8 @@ the same tuples (`groupings.create_grouping`, one instance per splitter, Kafka o
 
 Usage: .venv/bin/python docs/spikes/jvm_grouping_stage.py [GROUPING ...]   (default: the six of the
 Java port, `groupings.Groupings.NAMES`; needs `make install`, not the stack). Prints per grouping "exact" or the
-differences. Measured 2026-11-27 (PySpark 4.2.0, JDK 17): see docs/performance.md, "What bounds the
-ratio".
+differences. Measured 2026-11-27 (PySpark 4.2.0, JDK 17): all six exact (docs/performance.md, "What
+bounds the ratio").
 """
 import subprocess
 import sys
@@ -69,7 +69,9 @@ def jvm_counts(spark, table: pd.DataFrame, grouping: str, folder: Path) -> Count
     inbox.mkdir(parents=True)
     flush = pd.DataFrame({"splitter": [0, 1], "partition": [0, 1], "offset": [TUPLES, TUPLES],
                           "event_ms": [T0_MS + 3_600_000] * 2, "key": ["flush"] * 2, "count": 1})
-    files = np.array_split(table, FILES) + [flush, flush.assign(event_ms=T0_MS + 7_200_000, offset=TUPLES + 1)]
+    size = TUPLES // FILES
+    files = [table.iloc[i * size:(i + 1) * size] for i in range(FILES)]
+    files += [flush, flush.assign(event_ms=T0_MS + 7_200_000, offset=TUPLES + 1)]
     emitted = []
     for run in (files[:FILES // 2], files[FILES // 2:]):
         for part in run:
