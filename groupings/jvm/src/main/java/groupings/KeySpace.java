@@ -18,7 +18,7 @@ import java.util.Map;
  * is the reference's own. The cycles are called by {@link DynamicKeyGrouping} on its injected clock
  * (§8); there is no manager thread.
  *
- * <p>Serializable (a JVM stage keeps its grouping in Spark's state store between micro-batches): a
+ * <p>Serializable (a JVM stage can keep its grouping in Spark's state store between micro-batches): a
  * restored KeySpace iterates, and so breaks ties, exactly as the one that was saved ({@link Generation}).
  */
 public final class KeySpace implements Serializable {

@@ -12,8 +12,9 @@ import java.util.Arrays;
  * <p>Time is injected, never read from a clock. As in the harness ({@code groupings/base.py}), a
  * {@code nowMs} earlier than the latest seen (or than {@code startMs}) is clamped to it.
  *
- * <p>Serializable, as the Python stage pickles its instance: a JVM stage keeps one in Spark's state
- * store between micro-batches, and a restored instance routes on exactly as the saved one would.
+ * <p>Serializable, as the Python stage pickles its instance, so that a JVM stage can keep one in
+ * Spark's state store between micro-batches (docs/spikes/jvm_grouping_stage.py does): a restored
+ * instance routes on exactly as the saved one would (SerializationTest).
  */
 public abstract class ReferenceGrouping implements Serializable {
     private static final long serialVersionUID = 1L;
