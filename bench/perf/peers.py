@@ -45,9 +45,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.perf import maven_peers, pipeline, stages
+from bench.perf import pipeline, stages
 from bench.perf._harness import Row
-from bench.stack import StackConfig
+from bench.stack import StackConfig, maven
 from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from bench.topology.spout import CONSUMER_OPTIONS
 
@@ -56,7 +56,7 @@ SECTION = "peers"
 GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY")
 """The reference groupings, the ones the Storm peer ports."""
 
-STORM_DIR = maven_peers.PEERS_DIR / "storm"
+STORM_DIR = maven.PEERS_DIR / "storm"
 """The Storm peer's Maven project."""
 
 BATCHES = stages.BATCHES
@@ -159,10 +159,9 @@ def parse_peer_output(stdout: str) -> dict:
 
 # -- the Storm peer: build and run -----------------------------------------------------------------
 def build_storm_peer(quiet: bool = False) -> list[Path]:
-    """Build the Storm peer on first use or after a source change (`bench.perf.maven_peers.build`)
+    """Build the Storm peer on first use or after a source change (`bench.stack.maven.build`)
     and return its classpath. Raises: ToolMissing (java/mvn), RuntimeError (the build failed)."""
-    return maven_peers.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet,
-                             uses=(maven_peers.GROUPINGS_JVM_DIR,))
+    return maven.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet, uses=(maven.GROUPINGS_JVM_DIR,))
 
 
 def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,

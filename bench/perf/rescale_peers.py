@@ -1,7 +1,7 @@
 """The rescale peers: Apache Flink and Kafka Streams rescaling the same keyed state as the harness, on
 the same records, measured the same way (`make rescale-bench PEERS=flink,kstreams`, docs/rescaling.md).
 
-Each peer is a Maven project in bench/peers/<system>/ (built on first use, `bench.perf.maven_peers`)
+Each peer is a Maven project in bench/peers/<system>/ (built on first use, `bench.stack.maven`)
 that keeps the harness's per-key worker state (count, sum, first and last Kafka timestamp) in the
 system's own keyed state and rescales it the system's own way:
 
@@ -39,8 +39,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from bench.perf import maven_peers
-from bench.stack import StackConfig
+from bench.stack import StackConfig, maven
 from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from producers import check_broker, ensure_topic
 from producers.recorded import RecordedRecord, read_recorded, replay_recorded
@@ -73,9 +72,9 @@ class Peer:
 
 
 PEERS = {
-    "flink": Peer("flink", "Flink", maven_peers.PEERS_DIR / "flink", "flink-peer.jar",
+    "flink": Peer("flink", "Flink", maven.PEERS_DIR / "flink", "flink-peer.jar",
                   "bench.peers.flink.FlinkRescalePeer", ("STOP_THE_WORLD", "ADAPTIVE_RESCALE"), "KEY_GROUP"),
-    "kstreams": Peer("kstreams", "Kafka Streams", maven_peers.PEERS_DIR / "kstreams", "kstreams-peer.jar",
+    "kstreams": Peer("kstreams", "Kafka Streams", maven.PEERS_DIR / "kstreams", "kstreams-peer.jar",
                      "bench.peers.kstreams.KafkaStreamsRescalePeer", ("LEARNER",), None),
 }
 
@@ -93,7 +92,7 @@ def parse_peers(text: str | None) -> list[Peer]:
 
 def build(peer: Peer, quiet: bool = False) -> list[Path]:
     """The peer's classpath, built first if needed. Raises: ToolMissing, RuntimeError (Maven failed)."""
-    return maven_peers.build(peer.project, peer.jar, f"the {peer.title} peer", quiet)
+    return maven.build(peer.project, peer.jar, f"the {peer.title} peer", quiet)
 
 
 @dataclass

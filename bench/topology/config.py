@@ -18,6 +18,7 @@ from dataclasses import MISSING, Field, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from bench.topology import jvm_stage
 from groupings import GROUPINGS
 
 GROUPING_CLOCKS = ("kafka", "processing")
@@ -201,6 +202,12 @@ class TopologyConfig(TopologySettings):
     def transfers(self) -> bool:
         """The query reads the state-transfer topic `<run>.state` (STOP_THE_WORLD)."""
         return self.rescale_protocol == "STOP_THE_WORLD"
+
+    @property
+    def data_plane(self) -> str:
+        """Where the grouping stage routes: "jvm" (`bench.topology.jvm_stage`: a built-in grouping with
+        its defaults, no rescale) or "python" (`bench.topology.grouping_stage`)."""
+        return jvm_stage.data_plane(self.grouping, self.grouping_params, self.rescale_protocol)
 
     @property
     def live_rescale(self) -> bool:

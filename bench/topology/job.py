@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 
-from bench.topology import aggregator, grouping_stage, rescale_channel, spout, splitter, state_transfer, worker, worker_state
+from bench.topology import (aggregator, grouping_stage, jvm_stage, rescale_channel, spout, splitter, state_transfer,
+                            worker, worker_state)
 from bench.topology.config import TopologyConfig
 from bench.topology.sink import AggregateSink
 
@@ -31,10 +32,13 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
         controls = rescale_channel.switch_rows(channel, config.splitters, grouping_stage.PACKED_SCHEMA,
                                                grouping_stage.CONTROL_COLUMN)
         transfers = rescale_channel.transfer_rows(channel, worker_state.PACKED_SCHEMA, state_transfer.TRANSFER_COLUMN)
-    routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
-                                           config.grouping_clock, config.switches, config.worker_space,
-                                           config.transfers, controls,
-                                           handoff=config.rescale_protocol == "HANDOFF")
+    if config.data_plane == "jvm":
+        routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock)
+    else:
+        routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
+                                               config.grouping_clock, config.switches, config.worker_space,
+                                               config.transfers, controls,
+                                               handoff=config.rescale_protocol == "HANDOFF")
     partials = worker.work(routed, config.worker_space, config.cost_ms, config.cost_every, config.worker_window_s,
                            config.partitions if config.worker_state else None, transfers)
     return aggregator.aggregate(partials, config.aggregator_window_s)

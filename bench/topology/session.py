@@ -13,6 +13,7 @@ from subprocess import PIPE, STDOUT
 
 from bench.logs import JVM_OUTPUT
 from bench.stack.artifacts import spark_connector_jars
+from bench.topology import jvm_stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 DRIVER_MEMORY = "4g"
@@ -120,6 +121,12 @@ def connector_jars() -> list[Path]:
     return spark_connector_jars(quiet=True)
 
 
+def topology_jars() -> list[Path]:
+    """Every jar the topology's session ships (`spark.jars`): the Kafka connector's, and the JVM
+    grouping stage's with the Java groupings (`bench.topology.jvm_stage.jars`, built on first use)."""
+    return [*connector_jars(), *jvm_stage.jars()]
+
+
 def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_name: str = "stream-groupings-bench",
                   extra: dict[str, str] | None = None):
     """A SparkSession for the topology (getOrCreate: an existing session is reused as is, so tests
@@ -129,7 +136,7 @@ def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_na
     # deferred: pyspark takes 0.4 s to import; `session_conf` and the perf peers' settings need no JVM
     from pyspark.sql import SparkSession
 
-    conf = session_conf(master, shuffle_partitions, connector_jars(), extra)
+    conf = session_conf(master, shuffle_partitions, topology_jars(), extra)
     launch_jvm_quietly(conf)
     builder = SparkSession.builder.appName(app_name)
     for key, value in conf.items():

@@ -28,7 +28,7 @@ import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from bench.perf.maven_peers import GROUPINGS_JVM_DIR, build
+from bench.stack.maven import GROUPINGS_JVM_DIR, build
 from bench.topology.session import build_session, connector_jars
 from groupings import create_grouping
 

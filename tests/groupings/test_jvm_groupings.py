@@ -5,7 +5,7 @@ run by Maven (the `maven` fixture skips them, and says so, only when Java or Mav
 
 from __future__ import annotations
 
-from bench.perf.maven_peers import GROUPINGS_JVM_DIR
+from bench.stack.maven import GROUPINGS_JVM_DIR
 from tests.junit import junit_suites
 
 

@@ -17,6 +17,7 @@ import pytest
 
 from bench.run.lifecycle import run_stream
 from bench.run.preflight import prepare
+from bench.topology.jvm_stage import JVM_GROUPINGS
 from bench.topology.sink import read_aggregates
 from groupings import GROUPINGS
 from tests.conftest import E2E_MALFORMED as MALFORMED
@@ -126,13 +127,24 @@ def test_latency_is_reported_only_for_a_run_that_replays_its_input_live(live_run
     assert all(summary["input"]["mode"] == "recorded" for summary in stream_runs.values())
 
 
-def test_spark_and_pyspark_worker_lines_go_to_the_run_log_not_the_console(live_run):
-    """The TransformWithStateInPandas driver worker prints on every query start: into spark.log."""
-    logs = live_run["logs"]
+def test_spark_and_pyspark_worker_lines_go_to_the_run_log_not_the_console(stream_runs, live_run):
+    """The TransformWithStateInPandas driver worker (the Python grouping stage: D_CHOICES has no Java
+    implementation) prints on every query start: into spark.log."""
+    logs = stream_runs["D_CHOICES"]["logs"]
     assert logs["spark"].get("pyspark_worker", 0) > 0, logs
     text = (Path(logs["folder"]) / "spark.log").read_text()
     assert "Streaming TransformWithStateInPandas Python worker" in text
     assert live_run["task_slots"] == 2  # the shared test session is local[2]
+
+
+def test_the_java_groupings_route_in_the_jvm_and_the_others_in_python(spark, stream_runs, live_run):
+    """Each run says where its grouping stage ran; the JVM takes exactly the groupings the Java library
+    has (`Groupings.NAMES`, read from the session's JVM, which loaded it from `spark.jars`)."""
+    java_names = list(spark.sparkContext._jvm.groupings.Groupings.NAMES)
+    assert sorted(java_names) == sorted(JVM_GROUPINGS)
+    assert {g: run["data_plane"] for g, run in stream_runs.items()} == {
+        g: "jvm" if g in java_names else "python" for g in GROUPINGS}
+    assert live_run["data_plane"] == "jvm"  # DYNAMIC_KEY: the live latency figures come from that path
 
 
 def test_a_run_with_simulated_cost_aggregates_every_produced_tuple(live_run):

@@ -1,4 +1,5 @@
-"""The peers' Maven projects (bench/peers/<system>/): built on first use, rebuilt when a source changes.
+"""The project's Maven modules (the Java groupings, groupings/jvm; the peers, bench/peers/<system>/):
+built on first use, rebuilt when a source changes.
 
 A peer is a module of the repository's Maven reactor (pom.xml at its root) whose `mvn package` writes
 `target/<artifactId>.jar` and copies its runtime classpath to `target/lib/` (the Storm peer's pom.xml
@@ -8,8 +9,11 @@ modules it uses (the Java groupings, `groupings/jvm`); Maven resolves the rest f
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.stack import tools
@@ -21,7 +25,26 @@ PEERS_DIR = REACTOR_DIR / "bench" / "peers"
 """bench/peers: one Maven project per peer system."""
 
 GROUPINGS_JVM_DIR = REACTOR_DIR / "groupings" / "jvm"
-"""The Java groupings (the Storm peer routes with them), checked against the golden vectors by JUnit."""
+"""The Java groupings (the Storm peer and the JVM grouping stage route with them), checked against the
+golden vectors by JUnit."""
+
+
+BUILD_LOCK = REACTOR_DIR / ".cache" / "jvm-build.lock"
+"""Held while a JVM module is built (`build_lock`)."""
+
+
+@contextmanager
+def build_lock() -> Iterator[None]:
+    """Hold the exclusive lock BUILD_LOCK: processes that build the project's JVM modules on first use
+    at the same time (a test session and its killed drivers; a peer's reactor build that includes the
+    Java groupings) build them one after the other, never into the same `target/` at once."""
+    BUILD_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with BUILD_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def source_digest(*projects: Path) -> str:
@@ -51,14 +74,15 @@ def build(project: Path, jar_name: str, what: str, quiet: bool = False,
     stamp = target / ".built"
     digest = source_digest(project, *uses)
     jar = target / jar_name
-    if not (stamp.is_file() and stamp.read_text().strip() == digest and jar.is_file()):
-        if not quiet:
-            print(f"building {what} ({project}) with Maven ...", flush=True)
-        proc = subprocess.run(["mvn", "-q", "-B", "-f", str(REACTOR_DIR / "pom.xml"),
-                               "-pl", str(project.relative_to(REACTOR_DIR)), "-am", "package", "-DskipTests"],
-                              capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line][:5]
-            raise RuntimeError(f"mvn could not build {what}:\n" + "\n".join(errors))
-        stamp.write_text(digest + "\n")
+    with build_lock():
+        if not (stamp.is_file() and stamp.read_text().strip() == digest and jar.is_file()):
+            if not quiet:
+                print(f"building {what} ({project}) with Maven ...", flush=True)
+            proc = subprocess.run(["mvn", "-q", "-B", "-f", str(REACTOR_DIR / "pom.xml"),
+                                   "-pl", str(project.relative_to(REACTOR_DIR)), "-am", "package", "-DskipTests"],
+                                  capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                errors = [line for line in (proc.stdout + proc.stderr).splitlines() if "ERROR" in line][:5]
+                raise RuntimeError(f"mvn could not build {what}:\n" + "\n".join(errors))
+            stamp.write_text(digest + "\n")
     return [jar, *sorted((target / "lib").glob("*.jar"))]

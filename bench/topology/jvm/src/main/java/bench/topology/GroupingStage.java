@@ -1,0 +1,252 @@
+package bench.topology;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import groupings.Groupings;
+import groupings.ReferenceGrouping;
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.ObjectInputStream;
+import java.io.ObjectOutputStream;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.sql.Timestamp;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeSet;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.streaming.OutputMode;
+import org.apache.spark.sql.streaming.StatefulProcessor;
+import org.apache.spark.sql.streaming.TTLConfig;
+import org.apache.spark.sql.streaming.TimeMode;
+import org.apache.spark.sql.streaming.TimerValues;
+import org.apache.spark.sql.streaming.ValueState;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+import scala.jdk.javaapi.CollectionConverters;
+
+/**
+ * The grouping stage in the JVM (ARCHITECTURE.md, "Control plane and data plane"): Storm's custom
+ * stream grouping, one {@link ReferenceGrouping} per splitter instance kept in Spark's state store,
+ * routing exactly as bench/topology/grouping_stage.py's {@code route_batch} does for a run without
+ * a rescale, with the Java groupings of groupings/jvm (checked against the same golden vectors as
+ * the Python ones).
+ *
+ * <p>{@code transformWithState} keyed by {@code splitter}; each micro-batch, an instance sorts its
+ * tuples into Kafka order (partition, offset, idx), computes each tuple's clock ({@code kafka}: the
+ * running maximum of the Kafka timestamps, kept across batches; {@code processing}: the batch's
+ * wall clock, never going back), routes them with {@link ReferenceGrouping#choose}, and writes the
+ * batch's routing summary (per-worker loads and tuples, the distinct (worker, key) pairs sorted as
+ * Python sorts them) as JSON on its first output row, which the worker stage's observed metrics
+ * collect. The instance, its clock and its tuple count are Java-serialized into one {@code
+ * ValueState} (the groupings restore with the same iteration order, groupings/jvm
+ * SerializationTest), so a query restarted from its checkpoint routes on exactly.
+ *
+ * <p>The tuples never leave the JVM here: the Python path packs them into Arrow for
+ * transformWithStateInPandas and unpacks them in a Python worker. Rescales (the switches, the
+ * rescale channel, the hand-off) are on the Python path only so far; the run chooses the path.
+ */
+public final class GroupingStage {
+    /** The routed tuples, bench/topology/grouping_stage.py's OUTPUT_SCHEMA: {@code event_ts} is
+     * again the event-time column; {@code routed} the routing summary (NULL but on one row). */
+    public static final StructType OUTPUT = new StructType()
+            .add("event_ts", DataTypes.TimestampType)
+            .add("key", DataTypes.StringType)
+            .add("count", DataTypes.LongType)
+            .add("worker", DataTypes.IntegerType)
+            .add("routed", DataTypes.StringType);
+
+    private GroupingStage() {}
+
+    /**
+     * The grouping stage over the splitter's tuples.
+     *
+     * @param tuples columns {@code splitter int, partition int, offset long, idx int, event_ts
+     *     timestamp} (the event-time column, with its watermark) {@code , key string, count long}
+     * @param grouping one of {@link Groupings#NAMES}, with its reference defaults
+     * @param workers W
+     * @param clock {@code kafka} or {@code processing} (bench's {@code --grouping-clock})
+     * @return {@link #OUTPUT} rows, one per tuple
+     * @throws IllegalArgumentException for a grouping with no Java implementation, W below 1 or an
+     *     unknown clock
+     */
+    public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock) {
+        if (!Groupings.NAMES.contains(grouping)) {
+            throw new IllegalArgumentException("no Java grouping " + grouping + "; expected one of " + Groupings.NAMES);
+        }
+        if (workers < 1) {
+            throw new IllegalArgumentException("workers must be at least 1, got " + workers);
+        }
+        if (!clock.equals("kafka") && !clock.equals("processing")) {
+            throw new IllegalArgumentException("clock must be kafka or processing, got " + clock);
+        }
+        return tuples.select("splitter", "partition", "offset", "idx", "event_ts", "key", "count")
+                .groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT())
+                .transformWithState(new Router(grouping, workers, clock.equals("kafka")), "event_ts",
+                        OutputMode.Append(), Encoders.row(OUTPUT));
+    }
+
+    /** One splitter instance's grouping, its clock (epoch ms) and the tuples it routed. */
+    static final class Instance implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final ReferenceGrouping grouping;
+        long clockMs;
+        long tuples;
+
+        Instance(ReferenceGrouping grouping, long clockMs) {
+            this.grouping = grouping;
+            this.clockMs = clockMs;
+        }
+    }
+
+    static final class Router extends StatefulProcessor<Integer, Row, Row> {
+        private static final long serialVersionUID = 1L;
+        private static final Comparator<Row> KAFKA_ORDER = Comparator.<Row>comparingInt(r -> r.getInt(1))
+                .thenComparingLong(r -> r.getLong(2))
+                .thenComparingInt(r -> r.getInt(3));
+        private final String grouping;
+        private final int workers;
+        private final boolean kafkaClock;
+        private transient ValueState<byte[]> instance;
+
+        Router(String grouping, int workers, boolean kafkaClock) {
+            this.grouping = grouping;
+            this.workers = workers;
+            this.kafkaClock = kafkaClock;
+        }
+
+        @Override
+        public void init(OutputMode outputMode, TimeMode timeMode) {
+            instance = getHandle().getValueState("grouping", Encoders.BINARY(), TTLConfig.NONE());
+        }
+
+        @Override
+        public scala.collection.Iterator<Row> handleInputRows(Integer splitter, scala.collection.Iterator<Row> rows,
+                                                             TimerValues timerValues) {
+            List<Row> batch = new ArrayList<>();
+            rows.foreach(batch::add);
+            if (batch.isEmpty()) {
+                return CollectionConverters.asScala(new ArrayList<Row>().iterator());
+            }
+            batch.sort(KAFKA_ORDER);
+            Instance router = instance.exists() ? (Instance) restore(instance.get()) : null;
+            long[] now = clock(batch, router == null ? null : router.clockMs, System.currentTimeMillis());
+            if (router == null) {
+                router = new Instance(Groupings.create(grouping, workers, now[0]), now[0]);
+            }
+            Summary summary = new Summary(workers);
+            int[] routed = new int[batch.size()];
+            for (int i = 0; i < routed.length; i++) {
+                Row row = batch.get(i);
+                routed[i] = router.grouping.choose(row.getString(5), now[i]);
+                summary.add(routed[i], row.getString(5), row.getLong(6));
+            }
+            String figures = summary.json();
+            List<Row> out = new ArrayList<>(routed.length);
+            for (int i = 0; i < routed.length; i++) {
+                Row row = batch.get(i);
+                out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), routed[i],
+                        i == 0 ? figures : null));
+            }
+            router.clockMs = now[now.length - 1];
+            router.tuples += batch.size();
+            instance.update(save(router));
+            return CollectionConverters.asScala(out.iterator());
+        }
+
+        /** Each tuple's clock, in routing order (grouping_stage.py's {@code clock_ms}). */
+        private long[] clock(List<Row> batch, Long lastMs, long wallMs) {
+            long[] now = new long[batch.size()];
+            if (!kafkaClock) {
+                Arrays.fill(now, lastMs == null ? wallMs : Math.max(wallMs, lastMs));
+                return now;
+            }
+            long running = lastMs == null ? Long.MIN_VALUE : lastMs;
+            for (int i = 0; i < now.length; i++) {
+                running = Math.max(running, batch.get(i).<Timestamp>getAs(4).getTime());
+                now[i] = running;
+            }
+            return now;
+        }
+    }
+
+    /** One routed batch's figures (grouping_stage.py's {@code routing_summary}). */
+    static final class Summary {
+        private static final ObjectMapper JSON = new ObjectMapper();
+        /** Python's order of str: by code point (String.compareTo orders UTF-16 units). */
+        private static final Comparator<String> CODE_POINT_ORDER = (a, b) -> {
+            int i = 0;
+            int j = 0;
+            while (i < a.length() && j < b.length()) {
+                int ca = a.codePointAt(i);
+                int cb = b.codePointAt(j);
+                if (ca != cb) {
+                    return Integer.compare(ca, cb);
+                }
+                i += Character.charCount(ca);
+                j += Character.charCount(cb);
+            }
+            return Boolean.compare(i < a.length(), j < b.length());
+        };
+        private final long[] loads;
+        private final long[] tuples;
+        private final TreeSet<Map.Entry<Integer, String>> pairs = new TreeSet<>(
+                Map.Entry.<Integer, String>comparingByKey().thenComparing(Map.Entry.comparingByValue(CODE_POINT_ORDER)));
+
+        Summary(int workers) {
+            loads = new long[workers];
+            tuples = new long[workers];
+        }
+
+        void add(int worker, String key, long count) {
+            loads[worker] += count;
+            tuples[worker] += 1;
+            pairs.add(Map.entry(worker, key));
+        }
+
+        String json() {
+            Map<String, Object> figures = new LinkedHashMap<>();
+            figures.put("loads", loads);
+            figures.put("tuples", tuples);
+            List<Object[]> list = new ArrayList<>(pairs.size());
+            for (Map.Entry<Integer, String> pair : pairs) {
+                list.add(new Object[] {pair.getKey(), pair.getValue()});
+            }
+            figures.put("pairs", list);
+            try {
+                return JSON.writeValueAsString(figures);
+            } catch (JsonProcessingException e) {
+                throw new IllegalStateException(e);
+            }
+        }
+    }
+
+    static byte[] save(Serializable value) {
+        ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        try (ObjectOutputStream out = new ObjectOutputStream(bytes)) {
+            out.writeObject(value);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+        return bytes.toByteArray();
+    }
+
+    static Object restore(byte[] saved) {
+        try (ObjectInputStream in = new ObjectInputStream(new ByteArrayInputStream(saved))) {
+            return in.readObject();
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        } catch (ClassNotFoundException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+}

@@ -1,0 +1,82 @@
+"""The grouping stage in the JVM (bench/topology/jvm/, `GroupingStage.java`): its jars, built on first
+use, and the call that puts it into the query.
+
+ARCHITECTURE.md, "Control plane and data plane": the tuples of a built-in grouping are routed in the
+JVM by the Java groupings (groupings/jvm, checked against the same golden vectors as `groupings`),
+with their instances in Spark's state store; PySpark builds the query and hands the splitter's
+DataFrame to `GroupingStage.apply` through py4j. A grouping with no Java implementation (D_CHOICES,
+W_CHOICES, a variant, a user's plugin), a grouping with parameters, and every rescale run take the
+Python stage (`bench.topology.grouping_stage`); `data_plane` says which, and the run records it.
+
+The stage is compiled with `javac` against the jars of the installed pyspark, the Spark that runs
+it, so it never needs Spark from Maven; its jar and the Java groupings' go into `spark.jars`, which
+ships them to a cluster's executors too (`bench.topology.session`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.metadata
+import importlib.util
+import subprocess
+import tempfile
+from pathlib import Path
+
+from bench.stack import maven, tools
+
+JVM_GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "KEY_GROUP", "VNODE")
+"""The groupings of the Java library (`groupings.Groupings.NAMES`, checked by a test)."""
+
+STAGE_DIR = Path(__file__).with_name("jvm")
+"""GroupingStage.java under src/main/java; the built jar under target/."""
+
+STAGE_JAR = STAGE_DIR / "target" / "grouping-stage.jar"
+GROUPINGS_JAR = "stream-groupings.jar"
+
+
+def data_plane(grouping: str, grouping_params: dict, rescale_protocol: str) -> str:
+    """"jvm" when the run's grouping stage can run in the JVM (a grouping of JVM_GROUPINGS with its
+    reference defaults, no rescale), else "python"."""
+    jvm = grouping in JVM_GROUPINGS and not grouping_params and not rescale_protocol
+    return "jvm" if jvm else "python"
+
+
+def jars(quiet: bool = True) -> list[Path]:
+    """The Java groupings' jar and the stage's, built when missing or older than their sources.
+
+    Raises: ToolMissing (java, javac, mvn); RuntimeError with the compiler's errors."""
+    groupings_jar = maven.build(maven.GROUPINGS_JVM_DIR, GROUPINGS_JAR, "the Java groupings", quiet)[0]
+    tools.require(tools.JAVAC)
+    sources = sorted((STAGE_DIR / "src" / "main" / "java").rglob("*.java"))
+    digest = hashlib.sha256(importlib.metadata.version("pyspark").encode() + groupings_jar.read_bytes())
+    for source in sources:
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    stamp = STAGE_JAR.with_suffix(".built")
+    with maven.build_lock():
+        if stamp.is_file() and stamp.read_text().strip() == digest.hexdigest() and STAGE_JAR.is_file():
+            return [groupings_jar, STAGE_JAR]
+        if not quiet:
+            print("compiling the JVM grouping stage (bench/topology/jvm) ...", flush=True)
+        spark_jars = Path(importlib.util.find_spec("pyspark").origin).parent / "jars"
+        with tempfile.TemporaryDirectory(prefix="grouping-stage-") as classes:
+            compiled = subprocess.run(["javac", "--release", "17", "-nowarn", "-d", classes, "-cp",
+                                       f"{spark_jars}/*:{groupings_jar}", *map(str, sources)],
+                                      capture_output=True, text=True, check=False)
+            if compiled.returncode != 0:
+                raise RuntimeError("javac could not compile the JVM grouping stage:\n" + compiled.stderr[-2000:])
+            STAGE_JAR.parent.mkdir(parents=True, exist_ok=True)
+            subprocess.run(["jar", "cf", str(STAGE_JAR), "-C", classes, "."], check=True)
+        stamp.write_text(digest.hexdigest() + "\n")
+    return [groupings_jar, STAGE_JAR]
+
+
+def apply_grouping(tuples, grouping: str, workers: int, clock: str):
+    """`splitter.split` output -> the grouping stage's OUTPUT_SCHEMA rows, routed in the JVM
+    (`GroupingStage.apply`); `event_ts` is again the event-time column. The session needs `jars()`.
+
+    Raises: py4j's error wrapping IllegalArgumentException for a grouping of no JVM_GROUPINGS."""
+    # deferred: pyspark takes 0.4 s to import, and `jars` (bench.topology.session) needs none of it
+    from pyspark.sql import DataFrame
+
+    spark = tuples.sparkSession
+    return DataFrame(spark._jvm.bench.topology.GroupingStage.apply(tuples._jdf, grouping, workers, clock), spark)
