@@ -99,16 +99,17 @@ def _produced_weight(replay_summary) -> int | None:
 
 # -- printing -------------------------------------------------------------------------------------
 
-COLUMNS = [("grouping", "GROUPING"), ("data_plane", "ROUTED IN"), ("total", "TOTAL COUNT"), ("duration", "DURATION (ms)"),
-           ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"), ("throughput", "THROUGHPUT (rec/sec)"),
-           ("imbalance", "MAX/MEAN"), ("proc", "PROC TIME (ms)"), ("proc_rate", "PROC RATE (rec/sec)"),
-           ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
+COLUMNS = [("grouping", "GROUPING"), ("data_plane", "ROUTED IN"), ("total", "TOTAL COUNT"),
+           ("duration", "DURATION (ms)"), ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"),
+           ("throughput", "THROUGHPUT (rec/sec)"), ("imbalance", "MAX/MEAN"), ("proc", "PROC TIME (ms)"),
+           ("proc_rate", "PROC RATE (rec/sec)"), ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
            ("window_p99", "WINDOW LAT p99 (ms)"), ("status", "STATUS")]
 """ROUTED IN: where the grouping stage ran, `jvm` (the Java groupings, `bench.topology.jvm_stage`) or
-`python` (a grouping with no Java implementation, or a rescale run). PROC TIME: first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker
-stage's own rate, without the micro-batch's other stages and the first batch's start-up). LAT:
-processing latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT:
-aggregator output time minus Kafka timestamp (mostly the aggregation window)."""
+`python` (a grouping with no Java implementation or with parameters, or a rescale run). PROC TIME:
+first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker stage's own
+rate, without the micro-batch's other stages and the first batch's start-up). LAT: processing
+latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT: aggregator output
+time minus Kafka timestamp (mostly the aggregation window)."""
 
 
 def summary_row(s: dict) -> dict:
@@ -121,7 +122,9 @@ def summary_row(s: dict) -> dict:
         return "-" if v is None else (fmt % v if isinstance(v, int | float) else str(v))
     ok = s["status"] == "completed" and all(v is not False for v in s["checks"].values())
     return {
-        "grouping": s["grouping"], "data_plane": s.get("data_plane", "python"), "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
+        # a run recorded before the JVM stage existed routed in Python
+        "grouping": s["grouping"], "data_plane": s.get("data_plane", "python"),
+        "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
         "std_dev": f(ex["std_dev"], "%.4f"), "dist_cost": f(ex["dist_cost"], "%.4f"),
         "throughput": f(ref.get("throughput_ratio"), "%.0f"), "imbalance": f(ex["max_mean_imbalance"], "%.3f"),
         "proc": f(proc, "%d"), "proc_rate": f(proc_rate, "%.0f"),

@@ -1,7 +1,7 @@
-"""The Java groupings (`groupings/jvm`, the port the Storm peer routes with) against the same golden
-vectors as the Python groupings (dkg-reference.md for the reference four, rescaling.md for KEY_GROUP
-and VNODE), also when restored from a save between batches: their JUnit tests,
-run by Maven (the `maven` fixture skips them, and says so, only when Java or Maven is not on PATH)."""
+"""The Java groupings (`groupings/jvm`, the port the Storm peer and the JVM grouping stage route with)
+against the same golden vectors as the Python groupings (dkg-reference.md for the reference four,
+rescaling.md for KEY_GROUP and VNODE), also when restored from a save between batches: their JUnit
+tests, run by Maven (the `maven` fixture skips them, and says so, only when Java or Maven is not on PATH)."""
 
 from __future__ import annotations
 

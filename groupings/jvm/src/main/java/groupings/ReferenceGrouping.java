@@ -13,7 +13,7 @@ import java.util.Arrays;
  * {@code nowMs} earlier than the latest seen (or than {@code startMs}) is clamped to it.
  *
  * <p>Serializable, as the Python stage pickles its instance, so that a JVM stage can keep one in
- * Spark's state store between micro-batches (docs/spikes/jvm_grouping_stage.py does): a restored
+ * Spark's state store between micro-batches (bench/topology/jvm's GroupingStage does): a restored
  * instance routes on exactly as the saved one would (SerializationTest).
  */
 public abstract class ReferenceGrouping implements Serializable {

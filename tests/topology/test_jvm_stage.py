@@ -1,0 +1,97 @@
+"""The JVM grouping stage (`bench.topology.jvm_stage`, bench/topology/jvm/GroupingStage.java) against
+the Python stage's pure routing (`grouping_stage.route_batch`) on the session's real Spark.
+
+One batch of tuples of three splitter instances, handed to the stage in a shuffled order, with keys
+whose order differs between UTF-16 units and code points: every tuple must get the worker
+`route_batch` gives it, the routing summary must be Python's to the pair, and the clock must be
+the running maximum of the Kafka timestamps. Across batches and a restart, the stage is checked end to
+end by the stream runs (tests/topology/test_e2e.py, tests/simulate: loads equal to the simulator's).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from bench.topology.grouping_stage import route_batch, timestamps_ms
+from bench.topology.jvm_stage import JVM_GROUPINGS, apply_grouping, data_plane
+
+pytestmark = pytest.mark.spark
+
+KEYS = ["a", "b", "Turkey", "é", "\uff5e", "\U0001f600", "z" * 40, "Ünïcode"]
+"""'\uff5e' sorts after '\U0001f600' by UTF-16 units and before it by code points, as Python sorts."""
+
+
+def tuples(n: int = 3_000, splitters: int = 3, seed: int = 11) -> pd.DataFrame:
+    """n tuples, tuple i from Kafka partition i mod (2 x splitters) (so each splitter instance reads
+    two partitions), at most 3 tuples per record (`idx`), Kafka timestamps not monotone across
+    partitions."""
+    rng = np.random.default_rng(seed)
+    i = np.arange(n)
+    partitions = i % (2 * splitters)
+    return pd.DataFrame({
+        "splitter": (partitions % splitters).astype(np.int32), "partition": partitions.astype(np.int32),
+        "offset": (i // (2 * splitters) // 3).astype(np.int64), "idx": (i // (2 * splitters) % 3).astype(np.int32),
+        "event_ms": 1_700_000_000_000 + 10 * i - 5_000 * (partitions % 2) + rng.integers(0, 3, n),
+        "key": rng.choice(KEYS, size=n, p=[0.3, 0.1, 0.2, 0.1, 0.1, 0.1, 0.05, 0.05]),
+        "count": rng.integers(1, 4, n).astype(np.int64),
+    })
+
+
+def summaries(routed: pd.DataFrame) -> list[str]:
+    """The routing summaries of a stage's output (one per splitter instance), canonical JSON, sorted."""
+    return sorted(json.dumps(json.loads(s), sort_keys=True) for s in routed["routed"].dropna())
+
+
+def routing(routed: pd.DataFrame) -> list[tuple]:
+    """(worker, key, event ms, count) of every routed tuple, sorted: the routing as a multiset."""
+    ms = timestamps_ms(routed["event_ts"]).tolist()
+    return sorted(zip(routed["worker"].astype(int), routed["key"], ms, routed["count"].astype(int)))
+
+
+def stream(spark, table: pd.DataFrame, folder: Path):
+    """`table` as one micro-batch of a streaming source (a Parquet file; shuffled rows, 4 tasks), with
+    `event_ts` and its watermark as the splitter's output has them."""
+    folder.mkdir()
+    table.sample(frac=1.0, random_state=3).to_parquet(folder / "tuples.parquet", index=False)
+    return (spark.readStream.schema(spark.createDataFrame(table.head(1)).schema).parquet(str(folder))
+            .repartition(4)
+            .selectExpr("splitter", "partition", "offset", "idx", "timestamp_millis(event_ms) AS event_ts", "key",
+                        "count")
+            .withWatermark("event_ts", "1 second"))
+
+
+def run_once(routed, folder: Path) -> pd.DataFrame:
+    """The rows a streaming DataFrame emits over its input (trigger availableNow), as pandas."""
+    out = []
+    query = (routed.writeStream.option("checkpointLocation", str(folder)).outputMode("append")
+             .foreachBatch(lambda df, _: out.append(df.toPandas())).trigger(availableNow=True).start())
+    query.awaitTermination()
+    return pd.concat(out, ignore_index=True)
+
+
+@pytest.mark.parametrize("grouping", JVM_GROUPINGS)
+def test_the_jvm_stage_routes_and_summarizes_as_route_batch(spark, tmp_path, grouping):
+    table = tuples()
+    jvm = run_once(apply_grouping(stream(spark, table, tmp_path / "in"), grouping, 7, "kafka"), tmp_path / "cp")
+    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
+                       for _, rows in table.groupby("splitter"))
+    assert len(jvm) == len(table) and list(jvm.columns) == ["event_ts", "key", "count", "worker", "routed"]
+    assert len(summaries(jvm)) == 3  # one per splitter instance and batch
+    assert summaries(jvm) == summaries(python)
+    assert routing(jvm) == routing(python)
+
+
+def test_only_the_java_groupings_with_defaults_and_no_rescale_take_the_jvm():
+    assert [data_plane(g, {}, "") for g in ("KEY", "D_CHOICES")] == ["jvm", "python"]
+    assert data_plane("KEY_GROUP", {"max_parallelism": 256}, "") == "python"
+    assert data_plane("VNODE", {}, "HANDOFF") == "python"
+
+
+def test_a_grouping_with_no_java_implementation_is_refused_by_the_stage(spark, tmp_path):
+    with pytest.raises(Exception, match="no Java grouping D_CHOICES"):
+        apply_grouping(stream(spark, tuples(10), tmp_path / "in"), "D_CHOICES", 7, "kafka")
