@@ -46,7 +46,6 @@ def jars(quiet: bool = True) -> list[Path]:
 
     Raises: ToolMissing (java, javac, mvn); RuntimeError with the compiler's errors."""
     groupings_jar = maven.build(maven.GROUPINGS_JVM_DIR, GROUPINGS_JAR, "the Java groupings", quiet)[0]
-    tools.require(tools.JAVAC)
     sources = sorted((STAGE_DIR / "src" / "main" / "java").rglob("*.java"))
     digest = hashlib.sha256(importlib.metadata.version("pyspark").encode() + groupings_jar.read_bytes())
     for source in sources:
@@ -55,6 +54,7 @@ def jars(quiet: bool = True) -> list[Path]:
     with maven.build_lock():
         if stamp.is_file() and stamp.read_text().strip() == digest.hexdigest() and STAGE_JAR.is_file():
             return [groupings_jar, STAGE_JAR]
+        tools.require(tools.JAVAC)
         if not quiet:
             print("compiling the JVM grouping stage (bench/topology/jvm) ...", flush=True)
         spark_jars = Path(importlib.util.find_spec("pyspark").origin).parent / "jars"

@@ -15,10 +15,11 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeSet;
+import java.util.Set;
 import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
@@ -47,7 +48,7 @@ import scala.jdk.javaapi.CollectionConverters;
  * wall clock, never going back), routes them with {@link ReferenceGrouping#choose}, and writes the
  * batch's routing summary (per-worker loads and tuples, the distinct (worker, key) pairs sorted as
  * Python sorts them) as JSON on its first output row, which the worker stage's observed metrics
- * collect. The instance, its clock and its tuple count are Java-serialized into one {@code
+ * collect. The instance and its clock are Java-serialized into one {@code
  * ValueState} (the groupings restore with the same iteration order, groupings/jvm
  * SerializationTest), so a query restarted from its checkpoint routes on exactly.
  *
@@ -95,12 +96,11 @@ public final class GroupingStage {
                         OutputMode.Append(), Encoders.row(OUTPUT));
     }
 
-    /** One splitter instance's grouping, its clock (epoch ms) and the tuples it routed. */
+    /** One splitter instance's grouping and its clock (epoch ms). */
     static final class Instance implements Serializable {
         private static final long serialVersionUID = 1L;
         final ReferenceGrouping grouping;
         long clockMs;
-        long tuples;
 
         Instance(ReferenceGrouping grouping, long clockMs) {
             this.grouping = grouping;
@@ -158,7 +158,6 @@ public final class GroupingStage {
                         i == 0 ? figures : null));
             }
             router.clockMs = now[now.length - 1];
-            router.tuples += batch.size();
             instance.update(save(router));
             return CollectionConverters.asScala(out.iterator());
         }
@@ -199,29 +198,37 @@ public final class GroupingStage {
         };
         private final long[] loads;
         private final long[] tuples;
-        private final TreeSet<Map.Entry<Integer, String>> pairs = new TreeSet<>(
-                Map.Entry.<Integer, String>comparingByKey().thenComparing(Map.Entry.comparingByValue(CODE_POINT_ORDER)));
+        private final List<Set<String>> keysOf;
 
         Summary(int workers) {
             loads = new long[workers];
             tuples = new long[workers];
+            keysOf = new ArrayList<>(workers);
+            for (int w = 0; w < workers; w++) {
+                keysOf.add(new HashSet<>());
+            }
         }
 
         void add(int worker, String key, long count) {
             loads[worker] += count;
             tuples[worker] += 1;
-            pairs.add(Map.entry(worker, key));
+            keysOf.get(worker).add(key);
         }
 
+        /** The figures as JSON; the pairs sorted by (worker, key), once per batch. */
         String json() {
+            List<Object[]> pairs = new ArrayList<>();
+            for (int w = 0; w < keysOf.size(); w++) {
+                List<String> keys = new ArrayList<>(keysOf.get(w));
+                keys.sort(CODE_POINT_ORDER);
+                for (String key : keys) {
+                    pairs.add(new Object[] {w, key});
+                }
+            }
             Map<String, Object> figures = new LinkedHashMap<>();
             figures.put("loads", loads);
             figures.put("tuples", tuples);
-            List<Object[]> list = new ArrayList<>(pairs.size());
-            for (Map.Entry<Integer, String> pair : pairs) {
-                list.add(new Object[] {pair.getKey(), pair.getValue()});
-            }
-            figures.put("pairs", list);
+            figures.put("pairs", pairs);
             try {
                 return JSON.writeValueAsString(figures);
             } catch (JsonProcessingException e) {
