@@ -24,18 +24,16 @@ workers overlap that waiting, and still keep the promises of tests/conftest.py:
 
 from __future__ import annotations
 
-import fcntl
 import json
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from bench.stack import Stack, StackConfig
-from bench.stack.process import port_is_free
+from bench.stack.process import exclusive_lock, port_is_free
 
 SPARK_GROUP = "spark"
 """The xdist group of the tests that share the session's Spark session and what is built on it."""
@@ -74,16 +72,6 @@ def pytest_configure_node(node):
     node.workerinput[_SHARED_DIR] = str(config.stash[_SHARED])
 
 
-@contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
-
-
 def made_once(config, name: str, make: Callable[[Path], dict]) -> dict | None:
     """On an xdist worker: the session's one `name` (a JSON object), made by `make(folder)` in the
     shared folder by the first worker that asks, read back by the other. None outside xdist (the
@@ -93,7 +81,7 @@ def made_once(config, name: str, make: Callable[[Path], dict]) -> dict | None:
         return None
     folder = Path(folder)
     record = folder / f"{name}.json"
-    with _locked(folder / f"{name}.lock"):
+    with exclusive_lock(folder / f"{name}.lock"):
         if not record.is_file():
             made = make(folder / name)
             record.write_text(json.dumps(made))

@@ -9,14 +9,13 @@ modules it uses (the Java groupings, `groupings/jvm`); Maven resolves the rest f
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from bench.stack import tools
+from bench.stack.process import exclusive_lock
 
 REACTOR_DIR = Path(__file__).resolve().parents[2]
 """The repository's root: its pom.xml lists every JVM module."""
@@ -33,18 +32,11 @@ BUILD_LOCK = REACTOR_DIR / ".cache" / "jvm-build.lock"
 """Held while a JVM module is built (`build_lock`)."""
 
 
-@contextmanager
-def build_lock() -> Iterator[None]:
+def build_lock() -> AbstractContextManager[None]:
     """Hold the exclusive lock BUILD_LOCK: processes that build the project's JVM modules on first use
     at the same time (a test session and its killed drivers; a peer's reactor build that includes the
     Java groupings) build them one after the other, never into the same `target/` at once."""
-    BUILD_LOCK.parent.mkdir(parents=True, exist_ok=True)
-    with BUILD_LOCK.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
+    return exclusive_lock(BUILD_LOCK)
 
 
 def source_digest(*projects: Path) -> str:
