@@ -83,7 +83,7 @@ FAST_LIMIT ?= 5
 
 test: install
 	bash scripts/install-debian-packages.sh
-	$(PY) -m pytest -n 2 --dist loadgroup --durations=20 --fast-tier-limit=$(FAST_LIMIT)
+	$(PY) -m pytest --durations=20 --fast-tier-limit=$(FAST_LIMIT)
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "$(FAST_TIER)" --fast-tier-limit=$(FAST_LIMIT)

@@ -15,7 +15,6 @@ tests out of `make test-fast` (tests/tiers.py).
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import socket
@@ -24,7 +23,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -33,10 +32,7 @@ from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
 from tests.killing import Killed, KilledDrivers
 
-pytest.register_assert_rewrite("tests.workers")  # a plugin (below) this module imports first
-from tests.workers import STACK, in_spark_group, made_once, stack_ports  # noqa: E402
-
-pytest_plugins = ["pytester", "tests.tiers", "tests.workers"]
+pytest_plugins = ["tests.tiers"]
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
@@ -97,28 +93,19 @@ def temporary_stack_config(folder: Path) -> StackConfig:
     )
 
 
-def start_stack(folder: Path) -> StackConfig:
-    """A stack started in `folder` (see `temporary_stack_config`), its JVM with the user's JIT."""
-    config = temporary_stack_config(folder)
-    with long_lived_jvm():
-        Stack(config).up(log=lambda _msg: None)
-    return config
-
-
 @pytest.fixture(scope="session")
-def stack(request, tmp_path_factory) -> Iterator[StackConfig]:
-    """A running stack for the session; yields its `StackConfig` (bootstrap_servers, influx_url, ...).
-    Under `make test`'s two xdist workers both share one, which the controller stops (tests/workers.py)."""
-    shared = made_once(request.config, STACK, lambda folder: start_stack(folder).to_env())
-    if shared is not None:
-        yield StackConfig.from_env(shared)
-        return
-    config = start_stack(tmp_path_factory.mktemp("stack"))
+def stack(tmp_path_factory) -> Iterator[StackConfig]:
+    """A running stack for the session; yields its `StackConfig` (bootstrap_servers, influx_url, ...)."""
+    config = temporary_stack_config(tmp_path_factory.mktemp("stack"))
+    stack = Stack(config)
+    with long_lived_jvm():
+        stack.up(log=lambda _msg: None)
     try:
         yield config
     finally:
-        Stack(config).down(log=lambda _msg: None)
-    assert all(port_is_free(p) for p in stack_ports(config)), "the test stack left a port taken"
+        stack.down(log=lambda _msg: None)
+    ports = (config.kafka_port, config.kafka_controller_port, config.influx_port, config.influx_rpc_port)
+    assert all(port_is_free(p) for p in ports), "the test stack left a port taken"
 
 
 @pytest.fixture(scope="session")
@@ -201,14 +188,8 @@ class InputTopic:
 
 
 @pytest.fixture(scope="session")
-def input_topic(request, stack) -> InputTopic:
-    """NYC_FLIGHTS, 2,000 records on 4 partitions, then 5 malformed records (one topic for both
-    xdist workers, tests/workers.py)."""
-    shared = made_once(request.config, "input_topic", lambda _folder: asdict(make_input_topic(stack)))
-    return make_input_topic(stack) if shared is None else InputTopic(**shared)
-
-
-def make_input_topic(stack) -> InputTopic:
+def input_topic(stack) -> InputTopic:
+    """NYC_FLIGHTS, 2,000 records on 4 partitions, then 5 malformed records."""
     from confluent_kafka import Producer
 
     from datasets import get_dataset
@@ -225,19 +206,6 @@ def make_input_topic(stack) -> InputTopic:
     assert producer.flush(30) == 0
     stats = dataset.key_stats(E2E_LIMIT)
     return InputTopic(topic, dict(stats.weights), stats.weight)
-
-
-def simulate_topic(stack, topic: str, results_dir: Path, monkeypatch, grouping: str, *args: str) -> dict:
-    """`bench simulate --from-topic` of `grouping` (its extra command-line `args`) over `topic` with
-    the e2e runs' W and S: the simulated run's summary.json (under `results_dir`)."""
-    from bench.__main__ import main as bench_main
-
-    monkeypatch.setattr("bench.results.record.RESULTS_DIR", results_dir)
-    assert bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", stack.bootstrap_servers,
-                       "--dataset", E2E_DATASET, "--grouping", grouping, *args,
-                       "--workers", str(E2E_FAST["workers"]), "--splitters", str(E2E_FAST["splitters"]),
-                       "--run-id", "simulated", "--no-progress"]) == 0
-    return json.loads((results_dir / "simulated" / "summary.json").read_text())
 
 
 def e2e_options(stack, results_dir, topic, grouping, run_id, **extra):
@@ -329,10 +297,9 @@ def killed_drivers(request, stack, input_topic, stw_schedule, tmp_path_factory) 
 
 @pytest.fixture(autouse=True)
 def _start_the_killed_drivers_early(request) -> None:
-    """The first test of the Spark group (tests/workers.py) starts the session's killed drivers, if it
-    selected any: they then run beside the tests that come before theirs (a minute each, nothing
-    timed). Under xdist only the worker that runs the group starts them."""
-    if in_spark_group(request.node) and selected_kill_cases(request.session.items):
+    """The first test that uses the stack starts the session's killed drivers, if it selected any:
+    they then run beside the tests that come before theirs (a minute each, nothing timed)."""
+    if "stack" in request.fixturenames and selected_kill_cases(request.session.items):
         request.getfixturevalue("killed_drivers")
 
 

@@ -8,17 +8,14 @@ import subprocess
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from bench.stack.maven import build_lock
-
 
 def junit_suites(maven: str, project: Path) -> tuple[set[str], int, int]:
     """`mvn test` in a Maven project (a peer, the Java groupings): (the suites that ran, tests run, tests failed, errored or
     skipped), from its surefire reports. Fails the test when Maven does."""
     reports = project / "target" / "surefire-reports"
-    with build_lock():  # `mvn test` compiles into the `target/` a build beside it (the other xdist worker) packages
-        shutil.rmtree(reports, ignore_errors=True)
-        proc = subprocess.run([maven, "-q", "-B", "-f", str(project / "pom.xml"), "test"],
-                              capture_output=True, text=True, timeout=900)
+    shutil.rmtree(reports, ignore_errors=True)
+    proc = subprocess.run([maven, "-q", "-B", "-f", str(project / "pom.xml"), "test"],
+                          capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
     # Maven passes with zero tests too: count what ran.
     suites = [ET.parse(p).getroot() for p in reports.glob("TEST-*.xml")]

@@ -10,6 +10,8 @@ import pytest
 
 from tests.tiers import FAST_TIER, FIXTURE_MARKERS, TIER_MARKERS, markers_for
 
+pytest_plugins = ["pytester"]
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 SUITE = '''

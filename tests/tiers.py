@@ -53,8 +53,7 @@ NO_TESTS_RAN = 5  # pytest.ExitCode.NO_TESTS_COLLECTED
 
 _SETUP_SECONDS = pytest.StashKey[float]()
 _WAITED_BEFORE = pytest.StashKey[float]()
-_OVER_LIMIT_PROPERTY = "fast_tier_over_limit"
-"""The name of the report's user property that carries a fast-tier test's over-the-limit message."""
+_OVER_LIMIT = pytest.StashKey[list]()
 
 
 def pytest_addoption(parser):
@@ -63,6 +62,10 @@ def pytest_addoption(parser):
                     help="a test with no tier marker that takes longer (setup + call) is reported (default 5)")
     group.addoption("--fast-tier-strict", action="store_true",
                     help="such a test fails instead of being reported (make test-fast)")
+
+
+def pytest_configure(config):
+    config.stash[_OVER_LIMIT] = []
 
 
 def markers_for(fixturenames) -> list[str]:
@@ -121,13 +124,11 @@ def pytest_runtest_makereport(item, call):
         report.outcome = "failed"
         report.longrepr = message
     else:
-        # on the report, which an xdist worker sends to the controller that prints the summary
-        report.user_properties.append((_OVER_LIMIT_PROPERTY, message))
+        item.config.stash[_OVER_LIMIT].append(message)
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    slow = [message for reports in terminalreporter.stats.values() for report in reports
-            for name, message in getattr(report, "user_properties", ()) if name == _OVER_LIMIT_PROPERTY]
+    slow = config.stash.get(_OVER_LIMIT, [])
     if slow:
         terminalreporter.section("fast-tier tests over the limit")
         for message in slow:
@@ -135,7 +136,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
 
 
 def pytest_sessionfinish(session, exitstatus):
-    if exitstatus == NO_TESTS_RAN and not hasattr(session.config, "workerinput"):  # an xdist worker may get none
+    if exitstatus == NO_TESTS_RAN:
         session.config.get_terminal_writer().line(
             "error: no test was selected: the marker expression or the paths select nothing "
             f"(fast tier: -m \"{FAST_TIER}\")", red=True)

@@ -16,7 +16,8 @@ import time
 
 import pytest
 
-from tests.conftest import E2E_DATASET, E2E_FAST, E2E_MALFORMED, simulate_topic
+from bench.__main__ import main as bench_main
+from tests.conftest import E2E_DATASET, E2E_FAST, E2E_MALFORMED
 from tests.plugins.conftest import TOY_NAME
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -42,6 +43,16 @@ def run_on_spark(stack, topic: str, results, run_id: str) -> dict:
     return json.loads((results / run_id / "summary.json").read_text())
 
 
+def simulate_topic(stack, topic: str, results, monkeypatch) -> dict:
+    """`bench simulate --from-topic` of the toy grouping with the run's W and S; its summary."""
+    monkeypatch.setattr("bench.results.record.RESULTS_DIR", results)
+    assert bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", stack.bootstrap_servers,
+                       "--dataset", E2E_DATASET, "--grouping", TOY_NAME, "--param", PARAM,
+                       "--workers", str(E2E_FAST["workers"]), "--splitters", str(E2E_FAST["splitters"]),
+                       "--run-id", "sim-toy", "--no-progress"]) == 0
+    return json.loads((results / "sim-toy" / "summary.json").read_text())
+
+
 def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_topic, toy_plugin, tmp_path,
                                                                   monkeypatch):
     stream = run_on_spark(stack, input_topic.name, tmp_path / "run", f"plugin-{int(time.time())}")
@@ -51,7 +62,7 @@ def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_
     assert stream["exact"]["total_count"] == stream["reference"]["total_count"] == input_topic.total
     assert stream["dead_letters"] == len(E2E_MALFORMED)
 
-    simulated = simulate_topic(stack, input_topic.name, tmp_path / "sim", monkeypatch, TOY_NAME, "--param", PARAM)
+    simulated = simulate_topic(stack, input_topic.name, tmp_path / "sim", monkeypatch)
     sim, real = simulated["exact"], stream["exact"]
     assert sim["total_count"] == input_topic.total
     assert sim["worker_loads"] == real["worker_loads"]

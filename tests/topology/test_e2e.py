@@ -22,7 +22,7 @@ from bench.topology.sink import read_aggregates
 from groupings import GROUPINGS
 from tests.conftest import E2E_MALFORMED as MALFORMED
 from tests.conftest import E2E_PARTITIONS as PARTITIONS
-from tests.conftest import e2e_options, simulate_topic
+from tests.conftest import e2e_options
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
@@ -91,11 +91,9 @@ def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
     assert second["exact"]["total_count"] == total
 
 
-def test_local_cluster_gives_identical_totals_and_loads(stack, tmp_path, input_topic, bench_subprocess, monkeypatch):
-    """On Spark's local-cluster (executors in their own JVMs, the jars shipped with the job) the loads
-    are the simulator's over the same topic (and so those of the session's local runs, test_cross_check)."""
+def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_path, input_topic, bench_subprocess):
     topic, total = input_topic.name, input_topic.total
-    simulated = simulate_topic(stack, topic, tmp_path / "sim", monkeypatch, "DYNAMIC_KEY")
+    local = stream_runs["DYNAMIC_KEY"]
     run_id = f"e2e-lc-{int(time.time())}"
     proc = bench_subprocess.run(
         "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
@@ -107,9 +105,9 @@ def test_local_cluster_gives_identical_totals_and_loads(stack, tmp_path, input_t
         "--observer-tick-s", "2", "--trigger-s", "0.5", "--timeout-s", "600", timeout=900)
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     cluster = json.loads((tmp_path / run_id / "summary.json").read_text())
-    assert cluster["exact"]["total_count"] == simulated["exact"]["total_count"] == total
-    assert cluster["exact"]["worker_loads"] == simulated["exact"]["worker_loads"]
-    assert cluster["exact"]["worker_tuples"] == simulated["exact"]["worker_tuples"]
+    assert cluster["exact"]["total_count"] == local["exact"]["total_count"] == total
+    assert cluster["exact"]["worker_loads"] == local["exact"]["worker_loads"]
+    assert cluster["exact"]["worker_tuples"] == local["exact"]["worker_tuples"]
 
 
 def test_latency_is_reported_only_for_a_run_that_replays_its_input_live(live_run, stream_runs):

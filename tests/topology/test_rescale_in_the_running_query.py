@@ -23,14 +23,14 @@ from tests.topology.test_rescale_stop_the_world import assert_completed_exactly,
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-LIMIT, RATE = 7_000, 250.0  # 28 s of input: LEARNER's warm-up, on two busy cores, took 16 s once
+LIMIT, RATE = 5_000, 250.0  # 20 s of input
 SCHEDULE = "4s:6"
 PROTOCOLS = ("SHARED_STATE", "LEARNER", "HANDOFF")
 
 
 @pytest.fixture(scope="module", params=PROTOCOLS)
 def live(request, stack, spark, tmp_path_factory) -> dict:
-    """VNODE 4 -> 6 workers at 4 s of a 28 s live replay, with each protocol."""
+    """VNODE 4 -> 6 workers at 4 s of a 20 s live replay, with each protocol."""
     protocol = request.param
     options = e2e_options(stack, tmp_path_factory.mktemp(f"live-{protocol.lower()}"), None, "VNODE",
                           f"e2e-{protocol.lower()}-live-{int(time.time())}", limit=LIMIT, rate=RATE,
