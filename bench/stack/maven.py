@@ -9,13 +9,14 @@ modules it uses (the Java groupings, `groupings/jvm`); Maven resolves the rest f
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import subprocess
-from contextlib import AbstractContextManager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from bench.stack import tools
-from bench.stack.process import exclusive_lock
 
 REACTOR_DIR = Path(__file__).resolve().parents[2]
 """The repository's root: its pom.xml lists every JVM module."""
@@ -32,11 +33,18 @@ BUILD_LOCK = REACTOR_DIR / ".cache" / "jvm-build.lock"
 """Held while a JVM module is built (`build_lock`)."""
 
 
-def build_lock() -> AbstractContextManager[None]:
+@contextmanager
+def build_lock() -> Iterator[None]:
     """Hold the exclusive lock BUILD_LOCK: processes that build the project's JVM modules on first use
     at the same time (a test session and its killed drivers; a peer's reactor build that includes the
     Java groupings) build them one after the other, never into the same `target/` at once."""
-    return exclusive_lock(BUILD_LOCK)
+    BUILD_LOCK.parent.mkdir(parents=True, exist_ok=True)
+    with BUILD_LOCK.open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def source_digest(*projects: Path) -> str:

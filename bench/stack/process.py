@@ -1,5 +1,4 @@
-"""Detached service processes tracked by pid files, loopback port checks, and a file lock between
-processes.
+"""Detached service processes tracked by pid files, and loopback port checks.
 
 A pid file alone is not proof of ownership: pids are reused. A pid is treated as ours only while
 `/proc/<pid>/cmdline` still contains the service's *marker* (the path of the config file the
@@ -9,29 +8,14 @@ stack generated for it), so `stop` never signals a process it did not start.
 from __future__ import annotations
 
 import errno
-import fcntl
 import os
 import signal
 import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-
-@contextmanager
-def exclusive_lock(path: Path) -> Iterator[None]:
-    """Hold an exclusive `flock` on the file `path` (created, with its folder, if missing): the
-    processes that enter this block for the same path do so one after the other."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 class StackError(RuntimeError):
