@@ -39,9 +39,9 @@ def routed_figures(summaries: list[str], workers: int) -> tuple[list[int], list[
 
 
 def worker_histograms(sent: list[str]) -> tuple[dict[str, str], dict[str, list[int]]]:
-    """What the worker tasks sent in one batch (`bench.topology.worker.LATENCY_COLUMN`, one per task
-    and chunk: `<worker>|<first ms>|<last ms>|<encoded histogram>`, or `<worker>|<encoded>`) merged per
-    worker: `({str(worker): encoded}, {str(worker): [first, last processed, epoch ms]})`."""
+    """What the worker stage observed in one batch (`bench.topology.worker.LATENCY_LINE`:
+    `<worker>|<first ms>|<last ms>|<encoded histogram>`, or `<worker>|<encoded>`) merged per worker:
+    `({str(worker): encoded}, {str(worker): [first, last processed, epoch ms]})`."""
     parts: dict[str, list[str]] = {}
     spans: dict[str, list[int]] = {}
     for text in sent:

@@ -1,5 +1,5 @@
 """Installs the stack's binaries into the cache folder, once: Kafka broker jars, Spark's Kafka
-connector jars (Maven Central, via `mvn dependency:copy-dependencies`) and `influxd` 1.8.10
+connector jars and HdrHistogram's (Maven Central, via `mvn dependency:copy-dependencies`) and `influxd` 1.8.10
 (`go install`).
 
 Each artefact set lands in its own folder and is marked complete by a stamp file holding the exact
@@ -36,6 +36,9 @@ KAFKA_VERSION = "4.3.1"
 LOG4J_VERSION = "2.25.4"
 TOKEN_PROVIDER_VERSION = "4.0.0"
 INFLUXDB_MODULE = "github.com/influxdata/influxdb/cmd/influxd@v1.8.10"
+HDR_HISTOGRAM = ("org.hdrhistogram", "HdrHistogram", "2.2.2", ())
+"""HdrHistogram's Java original, for the worker task's latency in the JVM (bench/topology/jvm): its
+compressed encoding is the one the Python `hdrh` package reads (bench.latency)."""
 
 KAFKA_DEPENDENCIES = (
     ("org.apache.kafka", "kafka_2.13", KAFKA_VERSION, ()),
@@ -161,6 +164,14 @@ def spark_connector_jars(config: StackConfig | None = None, quiet: bool = False)
     return sorted(jar for jar in folder.glob("*.jar") if _artifact_id(jar) not in shipped)
 
 
+def hdr_histogram_jars(config: StackConfig | None = None, quiet: bool = False) -> list[Path]:
+    """HdrHistogram's jar (HDR_HISTOGRAM, resolved on first use), for the JVM worker task's classpath.
+
+    Raises: ToolMissing (java/mvn), StackError from Maven."""
+    folder = _resolve(config or StackConfig.from_env(), "hdrhistogram", (HDR_HISTOGRAM,), quiet)
+    return sorted(folder.glob("*.jar"))
+
+
 def influxd_binary(config: StackConfig, quiet: bool = False) -> Path:
     """Path of `influxd` 1.8.10, built once into `<cache>/bin` with `go install` (2-4 min).
 
@@ -189,4 +200,5 @@ def install_all(config: StackConfig, quiet: bool = False) -> None:
     """Install every artefact the stack and the Spark job need (idempotent)."""
     kafka_broker_jars(config, quiet)
     spark_connector_jars(config, quiet)
+    hdr_histogram_jars(config, quiet)
     influxd_binary(config, quiet)

@@ -31,7 +31,7 @@ import sys
 from pyspark.daemon import manager
 
 PRELOADED = ("numpy", "pandas", "pyarrow", "pyspark.sql.pandas.serializers", "pyspark.worker",
-             "numba", "groupings", "bench.latency", "bench.topology.grouping_stage", "bench.topology.worker")
+             "numba", "groupings", "bench.topology.grouping_stage")
 """Modules a worker of the topology imports on its first task."""
 
 SINGLE_THREADED = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",

@@ -23,6 +23,7 @@ import tempfile
 from pathlib import Path
 
 from bench.stack import maven, tools
+from bench.stack.artifacts import hdr_histogram_jars
 
 JVM_GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "KEY_GROUP", "VNODE")
 """The groupings of the Java library (`groupings.Groupings.NAMES`, checked by a test)."""
@@ -42,32 +43,37 @@ def data_plane(grouping: str, grouping_params: dict, rescale_protocol: str) -> s
 
 
 def jars(quiet: bool = True) -> list[Path]:
-    """The Java groupings' jar and the stage's, built when missing or older than their sources.
+    """The Java groupings' jar, HdrHistogram's and the stages' (GroupingStage, WorkerTask), built when
+    missing or older than their sources.
 
-    Raises: ToolMissing (java, javac, mvn); RuntimeError with the compiler's errors."""
+    Raises: ToolMissing (java, javac, mvn); StackError when Maven cannot resolve HdrHistogram;
+    RuntimeError with the compiler's errors."""
     groupings_jar = maven.build(maven.GROUPINGS_JVM_DIR, GROUPINGS_JAR, "the Java groupings", quiet)[0]
+    libraries = [groupings_jar, *hdr_histogram_jars(quiet=quiet)]
     sources = sorted((STAGE_DIR / "src" / "main" / "java").rglob("*.java"))
-    digest = hashlib.sha256(importlib.metadata.version("pyspark").encode() + groupings_jar.read_bytes())
+    digest = hashlib.sha256(importlib.metadata.version("pyspark").encode())
+    for library in libraries:
+        digest.update(library.name.encode() + b"\0" + library.read_bytes())
     for source in sources:
         digest.update(source.name.encode() + b"\0" + source.read_bytes())
     stamp = STAGE_JAR.with_suffix(".built")
     with maven.build_lock():
         if stamp.is_file() and stamp.read_text().strip() == digest.hexdigest() and STAGE_JAR.is_file():
-            return [groupings_jar, STAGE_JAR]
+            return [*libraries, STAGE_JAR]
         tools.require(tools.JAVAC)
         if not quiet:
             print("compiling the JVM grouping stage (bench/topology/jvm) ...", flush=True)
         spark_jars = Path(importlib.util.find_spec("pyspark").origin).parent / "jars"
         with tempfile.TemporaryDirectory(prefix="grouping-stage-") as classes:
             compiled = subprocess.run(["javac", "--release", "17", "-nowarn", "-d", classes, "-cp",
-                                       f"{spark_jars}/*:{groupings_jar}", *map(str, sources)],
+                                       ":".join([f"{spark_jars}/*", *map(str, libraries)]), *map(str, sources)],
                                       capture_output=True, text=True, check=False)
             if compiled.returncode != 0:
                 raise RuntimeError("javac could not compile the JVM grouping stage:\n" + compiled.stderr[-2000:])
             STAGE_JAR.parent.mkdir(parents=True, exist_ok=True)
             subprocess.run(["jar", "cf", str(STAGE_JAR), "-C", classes, "."], check=True)
         stamp.write_text(digest.hexdigest() + "\n")
-    return [groupings_jar, STAGE_JAR]
+    return [*libraries, STAGE_JAR]
 
 
 def apply_grouping(tuples, grouping: str, workers: int, clock: str):

@@ -1,4 +1,4 @@
-"""Processing-latency histograms (`bench.latency`): quantisation, merge, percentiles against exact ones."""
+"""Processing-latency histograms (`bench.latency`): merge, percentiles against exact ones."""
 
 from __future__ import annotations
 
@@ -6,26 +6,7 @@ import numpy as np
 import pytest
 
 from bench import latency
-
-
-def test_vectorised_quantisation_matches_hdrhistogram():
-    h = latency.new_histogram()
-    rng = np.random.default_rng(1)
-    values = np.concatenate([np.arange(1, 5000), rng.integers(1, latency.HIGHEST_US, 5000),
-                             [2047, 2048, 2049, 4095, 4096, 4097, latency.HIGHEST_US]])
-    expected = [h.get_lowest_equivalent_value(int(v)) for v in values]
-    assert latency.lowest_equivalent_us(values).tolist() == expected
-
-
-def test_recording_quantised_values_gives_the_histogram_of_the_values():
-    rng = np.random.default_rng(2)
-    values = rng.lognormal(10, 1.5, 20_000).astype(np.int64) + 1
-    one_by_one = latency.new_histogram()
-    for v in values.tolist():
-        one_by_one.record_value(v)
-    fast = latency.new_histogram()
-    assert latency.record(fast, values) == values.size
-    assert fast.encode() == one_by_one.encode()
+from tests.histograms import histogram
 
 
 @pytest.mark.parametrize("seed", [3, 4])
@@ -37,9 +18,7 @@ def test_merged_worker_batch_histograms_give_the_exact_percentiles_within_hdr_pr
               for w in range(10) for _batch in range(5)]
     encoded = []
     for chunk in chunks:
-        h = latency.new_histogram()
-        latency.record(h, chunk)
-        encoded.append(latency.encode(h))
+        encoded.append(latency.encode(histogram(chunk)))
     merged = latency.merge(encoded)
     every = np.concatenate(chunks)
     figures = latency.figures_ms(merged)
@@ -52,12 +31,6 @@ def test_merged_worker_batch_histograms_give_the_exact_percentiles_within_hdr_pr
 
 
 def test_out_of_range_values_are_clamped_and_empty_histograms_have_no_percentiles():
-    h = latency.new_histogram()
-    assert latency.figures_ms(h)["latency_p99_ms"] is None
-    latency.record(h, np.array([-5, 0, latency.HIGHEST_US * 2]))
+    assert latency.figures_ms(latency.new_histogram())["latency_p99_ms"] is None
+    h = histogram([-5, 0, latency.HIGHEST_US * 2])
     assert h.get_total_count() == 3 and h.get_min_value() == 1
-
-
-def test_processed_times_spread_the_call_over_its_tuples():
-    done = latency.processed_at_us(1_000_000_000, 1_004_000_000, 4)  # 4 ms for 4 tuples
-    assert done.tolist() == [1_001_000, 1_002_000, 1_003_000, 1_004_000]

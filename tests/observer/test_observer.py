@@ -12,6 +12,7 @@ import pytest
 from bench.observer.influx import InfluxWriter
 from bench.observer.batches import batch_figures
 from bench.observer.observer import Observer, exact_worker_figures, weighted_quantile
+from tests.histograms import histogram
 
 
 def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, records: int = 0,
@@ -63,12 +64,10 @@ def test_reference_figures_dedup_batches_and_resume(tmp_path):
 
 
 def sent_histogram(worker: int, latencies_us) -> str:
-    """What a worker task sends for one chunk (`bench.topology.worker.LATENCY_COLUMN`)."""
+    """What the worker stage observes for one worker (`bench.topology.worker.LATENCY_LINE`, without first and last)."""
     from bench import latency
 
-    h = latency.new_histogram()
-    latency.record(h, np.asarray(latencies_us))
-    return f"{worker}|{latency.encode(h)}"
+    return f"{worker}|{latency.encode(histogram(latencies_us))}"
 
 
 def test_processing_latency_per_tick_and_per_run_after_the_warm_up(tmp_path):

@@ -11,6 +11,7 @@ from bench import latency
 from bench.observer.influx_schema import rescale_point, rescale_points
 from bench.observer.observer import overlaps
 from bench.rescale.figures import add_event_figures, rescale_spans
+from tests.histograms import histogram
 
 T0 = 1_800_000_000_000
 
@@ -20,9 +21,7 @@ def batch(batch_id: int, start_s: float, end_s: float, tuples: list[int], latenc
     fig = {"batch_id": batch_id, "start_ms": int(T0 + 1000 * start_s), "end_ms": int(T0 + 1000 * end_s),
            "rows": sum(tuples), "tuples": tuples, "loads": [2 * t for t in tuples], "latency": {}}
     if latency_ms is not None:
-        h = latency.new_histogram()
-        latency.record(h, np.full(sum(tuples), int(latency_ms * 1000), dtype=np.int64))
-        fig["latency"] = {"0": latency.encode(h)}
+        fig["latency"] = {"0": latency.encode(histogram(np.full(sum(tuples), int(latency_ms * 1000))))}
     return fig
 
 

@@ -148,7 +148,7 @@ def test_the_java_groupings_route_in_the_jvm_and_the_others_in_python(spark, str
 
 
 def test_a_run_with_simulated_cost_aggregates_every_produced_tuple(live_run):
-    # live_run sleeps 1 ms per tuple in the worker stage's pandas UDF.
+    # live_run sleeps 1 ms per tuple in the worker task (WorkerTask.java).
     assert live_run["status"] == "completed", live_run["error"]
     assert live_run["checks"]["aggregated_equals_produced"] is True, live_run["checks"]
     assert all(v is not False for v in live_run["checks"].values()), live_run["checks"]

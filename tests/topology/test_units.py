@@ -18,7 +18,6 @@ from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_o
 from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets
-from bench.topology.worker import sleeps_for
 from groupings import GROUPINGS
 from producers import check_broker
 
@@ -122,12 +121,6 @@ def test_kafka_clock_is_monotone_and_resumes_from_state():
     assert clock_ms(np.array([5, 3, 9, 7]), None, "kafka", 0).tolist() == [5, 5, 9, 9]
     assert clock_ms(np.array([5, 3]), 8, "kafka", 0).tolist() == [8, 8]
     assert clock_ms(np.array([5, 3]), None, "processing", 42).tolist() == [42, 42]
-
-
-def test_cost_every_follows_the_reference_speed_rule():
-    assert sleeps_for(10, 0, 1) == (10, 0)
-    assert sleeps_for(25, 0, 10) == (2, 5)
-    assert sleeps_for(5, 5, 10) == (1, 0)
 
 
 def test_config_validation_names_the_option(tmp_path):

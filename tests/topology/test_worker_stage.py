@@ -1,10 +1,11 @@
-"""The worker task (`bench.topology.worker`: placement check, cost, latency) on a real Spark session."""
+"""The worker task (`bench.topology.worker`: placement check; cost and latency in the JVM, WorkerTask.java) on a
+real Spark session."""
 
 from __future__ import annotations
 
 import pytest
 
-from bench.topology.worker import LATENCY_COLUMN, WorkerPlacementError, make_worker_udf, placement_check
+from bench.topology.worker import DONE_COLUMN, WorkerPlacementError, latency_lines, placement_check, processed_at
 
 pytestmark = pytest.mark.spark
 
@@ -34,24 +35,52 @@ def test_a_row_in_another_workers_task_fails_the_query(spark):
         misplaced.where(placement_check()).collect()
 
 
-def test_each_worker_task_sends_one_histogram_per_chunk_with_every_tuple_and_its_cost(spark):
-    """Tuples stamped at the query's start, 2 ms of cost each: worker w's histogram counts its 40
-    tuples, and the last one waited at least for the 40 sleeps before it."""
+def observed_latency(spark, workers: int, per_worker: int, cost_ms: float, every: int) -> dict[int, tuple]:
+    """Each worker's (first ms, last ms, figures) from the stage's observed `latency` over one batch of
+    tuples stamped at the query's start, as the observer reads them."""
+    from pyspark.sql import Observation
     from pyspark.sql import functions as F
 
     from bench import latency
 
-    placed = worker_rows(spark, 3, 40).repartitionById(3, F.col("worker")).where(placement_check())
-    out = placed.withColumn(LATENCY_COLUMN, make_worker_udf(2.0, 1)(F.unix_millis("event_ts")))
-    sent = [r[LATENCY_COLUMN] for r in out.select(LATENCY_COLUMN).collect() if r[LATENCY_COLUMN] is not None]
-    by_worker: dict[int, list[str]] = {}
-    for text in sent:
-        worker, first, last, encoded = text.split("|", 3)
-        assert int(last) - int(first) >= 39 * 2.0 - 1  # 40 tuples of 2 ms in one chunk
-        by_worker.setdefault(int(worker), []).append(encoded)
-    assert sorted(by_worker) == [0, 1, 2]
-    for encoded in by_worker.values():
-        figures = latency.figures_ms(latency.merge(encoded))
+    placed = worker_rows(spark, workers, per_worker).repartitionById(workers, F.col("worker"))
+    worked = placed.where(placement_check()).withColumn(DONE_COLUMN, processed_at(spark, cost_ms, every))
+    observation = Observation("workers")
+    worked.observe(observation, latency_lines(spark).alias("latency")).collect()
+    out = {}
+    for line in observation.get["latency"]:
+        worker, first, last, encoded = line.split("|", 3)
+        out[int(worker)] = (int(first), int(last), latency.figures_ms(latency.merge([encoded])))
+    return out
+
+
+def test_each_worker_sends_one_histogram_with_every_tuple_and_its_cost(spark):
+    """2 ms of cost per tuple: worker w's histogram counts its 40 tuples, its last tuple was done at
+    least 39 sleeps after its first, and waited at least for the 40 sleeps before it."""
+    sent = observed_latency(spark, 3, 40, 2.0, 1)
+    assert sorted(sent) == [0, 1, 2]
+    for first, last, figures in sent.values():
+        assert last - first >= 39 * 2.0 - 1  # ms: a sleep is never shorter than the cost
         assert figures["latency_tuples"] == 40
         assert figures["latency_max_ms"] >= 40 * 2.0
         assert figures["latency_p50_ms"] <= figures["latency_p99_ms"] <= figures["latency_max_ms"]
+
+
+def test_one_sleep_every_k_tuples(spark):
+    """K = 10, 5 ms: 40 tuples sleep after tuples 10, 20, 30 and 40, so the last one is done at least
+    20 ms after the query started and 15 ms after the first (done before any sleep)."""
+    sent = observed_latency(spark, 2, 40, 5.0, 10)
+    for first, last, figures in sent.values():
+        assert last - first >= 3 * 5.0 - 1
+        assert figures["latency_tuples"] == 40 and figures["latency_max_ms"] >= 4 * 5.0
+
+
+def test_without_cost_the_latency_is_still_measured(spark):
+    sent = observed_latency(spark, 2, 25, 0.0, 1)
+    assert sorted(sent) == [0, 1]
+    assert [figures["latency_tuples"] for _, _, figures in sent.values()] == [25, 25]
+
+
+def test_a_negative_cost_is_refused(spark):
+    with pytest.raises(Exception, match="cost must be >= 0 ms and cost-every >= 1"):
+        processed_at(spark, -1.0, 1)
