@@ -7,10 +7,14 @@ at two batch sizes (`BATCHES`), the steady rate of:
 - three prefixes of the topology's query, each a Spark query in a fresh process that counts the
   prefix's rows in `foreachBatch` (`PREFIXES`): `read` (the spout: the Kafka source and the
   watermark; counting needs no column of the record, so Spark leaves out the spout's UTF-8 check),
-  `split` (plus the splitter: UTF-8 check, parse, explode, its observed metrics), `pack` (plus the
-  splitter task's Arrow round trip that packs the tuples for the grouping stage);
+  `split` (plus the splitter: UTF-8 check, parse, explode, its observed metrics), `route` (plus
+  the grouping stage in the JVM, `bench.topology.jvm_stage`: KEY's instances in the state store);
 - the whole topology: `bench run` with KEY at cost 0, W = S = P = 10, A = 1, as the pipeline
-  section runs it.
+  section runs it (its data plane in the JVM: the route prefix, the worker task, the windows, the
+  sink).
+
+Issue 37's targets are two rows of the section: the topology's cost per record at most
+PER_RECORD_TARGET times the read's, and its cost per batch at most PER_BATCH_TARGET times the read's.
 
 A steady batch of B records takes B / rate(B) seconds. With two batch sizes that gives each
 query's cost as `fixed + B x per_record` (`batch_cost`): the per-batch cost (planning, scheduling,
@@ -20,7 +24,7 @@ the difference between consecutive prefixes is what each part of the pipeline ad
 
 Spark runs the stages of a micro-batch one after the other (each waits for the shuffle before
 it), so a batch's time is the sum of its stages' times, and the whole topology cannot run faster
-than its `pack` prefix at the same batch size. The Storm peer (`bench.perf.peers`) runs its
+than its `route` prefix at the same batch size. The Storm peer (`bench.perf.peers`) runs its
 spout, splitter, worker and aggregator executors at the same time; docs/performance.md compares
 the two models with these figures.
 
@@ -42,7 +46,7 @@ from bench.perf import pipeline
 from bench.perf._harness import Row
 from bench.run.input import ensure_topics
 from bench.stack import StackConfig
-from bench.topology import grouping_stage, splitter, spout
+from bench.topology import jvm_stage, splitter, spout
 from bench.topology.config import TopologyConfig
 from bench.topology.session import build_session
 from datasets import get_dataset
@@ -54,13 +58,18 @@ BATCHES = (200_000, 1_000_000)
 RUN_ID = "perf-stages"
 """The prefix queries' run id: their spout also subscribes to `<run id>.control`, created empty."""
 
-PREFIXES = ("read", "split", "pack")
+PREFIXES = ("read", "split", "route")
 """Prefixes of the topology's query, in pipeline order (`prefix_frame`)."""
 
 PREFIX_RUNS = 3
-"""Runs of each prefix query per batch size, interleaved (read, split, pack, read, ...): each
+"""Runs of each prefix query per batch size, interleaved (read, split, route, read, ...): each
 figure is their median. A prefix run takes 15-25 s, most of it the JVM's start; the topology's
 runs take about a minute each and are made once per batch size."""
+
+
+PER_RECORD_TARGET = 2.5
+PER_BATCH_TARGET = 2.0
+"""The topology's cost per record and per batch, at most these multiples of the read's (issue 37)."""
 
 
 @dataclass(frozen=True)
@@ -118,7 +127,7 @@ def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
     frame = splitter.split(frame, config, get_dataset(pipeline.DATASET, length=1).splitter_sql)
     if prefix == "split":
         return frame
-    return frame.mapInArrow(grouping_stage.pack, grouping_stage.PACKED_SCHEMA)
+    return jvm_stage.apply_grouping(frame, config.grouping, pipeline.COST_WORKERS, config.grouping_clock)
 
 
 def prefix_rate(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[float, int]:
@@ -131,10 +140,13 @@ def prefix_rate(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[fl
 
 
 def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
-    """The section's rows from measured rates: query ("read", "split", "pack", "topology") ->
-    batch size -> records/s. One row per query: its rate at the larger batch size, with its
-    `BatchCost` and what it adds to the query before it in the note; `baseline_rate` is the
-    per-record ceiling of `read` (so `ratio` compares each query with reading the topic alone)."""
+    """The section's rows from measured rates: query ("read", "split", "route", "topology") ->
+    batch size -> records/s. One row per query: its per-record ceiling, with its `BatchCost`, its
+    rates and what it adds to the query before it in the note; `baseline_rate` is the per-record
+    ceiling of `read` (so `ratio` compares each query with reading the topic alone). With a
+    "topology", two rows more hold issue 37's targets: its per-record ceiling against the read's
+    over PER_RECORD_TARGET, and its batches/s with no record (1000 / fixed ms) against the read's
+    over PER_BATCH_TARGET."""
     costs = {name: batch_cost(by_batch) for name, by_batch in rates.items()}
     ceiling = costs["read"].ceiling
     rows, before = [], None
@@ -149,6 +161,18 @@ def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
                   f"{rates[name][small] / 1e3:.1f}k records/s at {small:,}, {rates[name][large] / 1e3:.1f}k at "
                   f"{large:,}{added}")))
         before = name
+    if "topology" in costs:
+        read, topology = costs["read"], costs["topology"]
+        rows.append(Row.measured(
+            SECTION, "topology: per-record ceiling, target", topology.ceiling, "records/s", read.ceiling,
+            target=read.ceiling / PER_RECORD_TARGET,
+            note=f"cost per record at most {PER_RECORD_TARGET}x the read's (issue 37): "
+                 f"{topology.per_record_us / read.per_record_us:.2f}x"))
+        rows.append(Row.measured(
+            SECTION, "topology: batches/s with no record, target", 1e3 / topology.fixed_ms, "batches/s",
+            1e3 / read.fixed_ms, target=1e3 / read.fixed_ms / PER_BATCH_TARGET,
+            note=f"cost per batch at most {PER_BATCH_TARGET}x the read's (issue 37): "
+                 f"{topology.fixed_ms / read.fixed_ms:.2f}x"))
     return rows
 
 

@@ -39,6 +39,19 @@ def test_rows_compare_each_query_with_reading_alone_and_with_the_query_before_it
     assert "adds +200 ms/batch and +2.00 µs/record to read" in rows[1].note
 
 
+def test_the_topology_gets_issue_37s_two_targets_against_reading_alone():
+    """Read: 100 ms per batch + 1 µs per record; topology: 250 ms + 2 µs. Its per-record cost (2x
+    the read's) meets the 2.5x target; its per-batch cost (2.5x) misses the 2x one."""
+    costs = {"read": BatchCost(100, 1.0), "topology": BatchCost(250, 2.0)}
+    rows = rows_of({name: {b: cost.rate(b) for b in (1_000, 9_000)} for name, cost in costs.items()})
+    per_record, per_batch = rows[-2:]
+    assert per_record.case == "topology: per-record ceiling, target" and per_record.meets_target is True
+    assert per_record.target == pytest.approx(1e6 / 2.5) and "2.00x" in per_record.note
+    assert per_batch.case == "topology: batches/s with no record, target" and per_batch.meets_target is False
+    assert per_batch.rate == pytest.approx(4.0) and per_batch.baseline_rate == pytest.approx(10.0)
+    assert "2.50x" in per_batch.note
+
+
 def test_an_unknown_prefix_is_refused_before_spark_is_asked():
     with pytest.raises(ValueError, match="unknown prefix 'sink'"):
         prefix_frame(None, "sink", "topic", "127.0.0.1:9", 1_000)
