@@ -15,6 +15,7 @@ from bench.topology.config import TopologyConfig, topology_settings
 from datasets import get_dataset
 from groupings import canonical_grouping, create_grouping
 from producers import BrokerUnreachable, check_broker, expected_records, inspect_topic
+from producers.broker import end_offsets
 
 
 class RunError(RuntimeError):
@@ -58,7 +59,8 @@ class Prepared:
 def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Prepared:
     """Every check that can fail before Spark starts, in order: grouping, dataset, option values,
     run id, broker (starting the local stack if `ensure_stack` and no --bootstrap-servers), input
-    topic, topology configuration. Raises RunError with a clear message."""
+    topic, topology configuration, an earlier run's leftovers under the run id. Raises RunError with
+    a clear message."""
     grouping = _checked_grouping(options)
     dataset, splitter_sql = _checked_dataset(options)
     _check_values(options)
@@ -73,12 +75,32 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     bootstrap, stack_started = _bootstrap(options, stack_config, ensure_stack, log)
     topic_exists, replay_total = _input_topic(options, dataset, bootstrap, topic, partitions)
     config = _topology_config(options, grouping, dataset.name, run_id, topic, bootstrap, topic_exists)
+    _check_fresh_run_id(config)
     influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
     master = options.master or default_master(options.workers, options.splitters, options.aggregators)
     return Prepared(options=replace(options, grouping=grouping, partitions=partitions, master=master), config=config,
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
                     topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
+
+
+def _check_fresh_run_id(config: TopologyConfig) -> None:
+    """RunError when the run starts afresh (no checkpoint to resume from) but its control topic holds
+    records: an earlier run under this run id sent its end of input there, which the new query would
+    read in its first batch, moving the watermark past every window and dropping the input as late
+    (a run whose results folder was deleted and whose run id was reused dropped 1,600,010 of its
+    2,000,000 records that way, 2026-11-27)."""
+    if (config.checkpoint_dir / "main" / "commits").exists():
+        return  # a resumed run: the checkpoint holds the control topic's offset
+    try:
+        held = end_offsets(config.bootstrap_servers, config.control_topic) or {}
+    except BrokerUnreachable as e:
+        raise RunError(str(e)) from None
+    if sum(held.values()):
+        raise RunError(f"run id {config.run_id!r} was used before: its control topic {config.control_topic!r} "
+                       f"holds {sum(held.values())} record(s) of an earlier run, and {config.checkpoint_dir} has "
+                       f"no checkpoint to resume from; use another run id, or delete the topics "
+                       f"{config.run_id}.* first")
 
 
 def _checked_grouping(options: RunOptions) -> str:

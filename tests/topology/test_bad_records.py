@@ -11,7 +11,7 @@ from collections import Counter
 import pytest
 
 from bench.run.lifecycle import run_stream
-from bench.run.preflight import prepare
+from bench.run.preflight import RunError, prepare
 from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
 from bench.topology.sink import DLQ_VALUE_MAX_CHARS, read_aggregates, read_batches
 from datasets import get_dataset
@@ -77,3 +77,18 @@ def test_a_topic_of_every_bad_kind_completes_with_every_bad_record_a_dead_letter
     (huge,) = [v for v in letters.values() if v["value_bytes"] > 800_000]
     assert huge["value_truncated"] and len(huge["value"]) == DLQ_VALUE_MAX_CHARS and huge["reason"] == KEY_TOO_LONG
     assert json.loads(json.dumps(s))  # the summary stays JSON
+
+
+def test_a_fresh_run_under_a_used_run_id_is_refused_before_spark(stack, tmp_path):
+    """The control topic of `run_id` holds an earlier run's end of input and no checkpoint is there:
+    the new run would drop its input as late data, so `prepare` refuses it and names the topic."""
+    from bench.run.input import ensure_topics, send_end_of_input
+
+    run_id = f"used-{int(time.time())}"
+    options = e2e_options(stack, tmp_path, None, "KEY", run_id, limit=10)
+    assert prepare(options).config.control_topic == f"{run_id}.control"  # fresh: accepted
+    ensure_topics(stack.bootstrap_servers, {f"{run_id}.control": 1})
+    send_end_of_input(stack.bootstrap_servers, f"{run_id}.control", 1_800_000_000_000)
+    with pytest.raises(RunError, match=f"run id '{run_id}' was used before: its control topic '{run_id}.control' "
+                                       "holds 1 record"):
+        prepare(options)
