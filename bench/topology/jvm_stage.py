@@ -4,9 +4,9 @@ use, and the call that puts it into the query.
 ARCHITECTURE.md, "Control plane and data plane": the tuples of a built-in grouping are routed in the
 JVM by the Java groupings (groupings/jvm, checked against the same golden vectors as `groupings`),
 with their instances in Spark's state store; PySpark builds the query and hands the splitter's
-DataFrame to `GroupingStage.apply` through py4j. A grouping with no Java implementation (D_CHOICES,
-W_CHOICES, a variant, a user's plugin), a grouping with parameters, and every rescale run take the
-Python stage (`bench.topology.grouping_stage`); `data_plane` says which, and the run records it.
+DataFrame to `GroupingStage.apply` through py4j. A grouping with no Java implementation (a variant,
+a user's plugin), a grouping with parameters, and every rescale run take the Python stage
+(`bench.topology.grouping_stage`); `data_plane` says which, and the run records it.
 
 The stage is compiled with `javac` against the jars of the installed pyspark, the Spark that runs
 it, so it never needs Spark from Maven; its jar and the Java groupings' go into `spark.jars`, which
@@ -25,7 +25,7 @@ from pathlib import Path
 from bench.stack import maven, tools
 from bench.stack.artifacts import hdr_histogram_jars
 
-JVM_GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "KEY_GROUP", "VNODE")
+JVM_GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "D_CHOICES", "W_CHOICES", "KEY_GROUP", "VNODE")
 """The groupings of the Java library (`groupings.Groupings.NAMES`, checked by a test)."""
 
 STAGE_DIR = Path(__file__).with_name("jvm")

@@ -58,6 +58,7 @@ def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_
     stream = run_on_spark(stack, input_topic.name, tmp_path / "run", f"plugin-{int(time.time())}")
     assert stream["status"] == "completed", stream.get("error")
     assert stream["grouping"] == TOY_NAME
+    assert stream["data_plane"] == "python"  # no Java implementation: the Python grouping stage routed it
     assert all(v is not False for v in stream["checks"].values()), stream["checks"]
     assert stream["exact"]["total_count"] == stream["reference"]["total_count"] == input_topic.total
     assert stream["dead_letters"] == len(E2E_MALFORMED)

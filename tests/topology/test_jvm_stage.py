@@ -87,11 +87,12 @@ def test_the_jvm_stage_routes_and_summarizes_as_route_batch(spark, tmp_path, gro
 
 
 def test_only_the_java_groupings_with_defaults_and_no_rescale_take_the_jvm():
-    assert [data_plane(g, {}, "") for g in ("KEY", "D_CHOICES")] == ["jvm", "python"]
+    assert [data_plane(g, {}, "") for g in ("KEY", "D_CHOICES", "toy_groupings:RoundRobin")] == ["jvm", "jvm", "python"]
     assert data_plane("KEY_GROUP", {"max_parallelism": 256}, "") == "python"
+    assert data_plane("D_CHOICES", {"t": 2}, "") == "python"
     assert data_plane("VNODE", {}, "HANDOFF") == "python"
 
 
 def test_a_grouping_with_no_java_implementation_is_refused_by_the_stage(spark, tmp_path):
-    with pytest.raises(Exception, match="no Java grouping D_CHOICES"):
-        apply_grouping(stream(spark, tuples(10), tmp_path / "in"), "D_CHOICES", 7, "kafka")
+    with pytest.raises(Exception, match="no Java grouping toy_groupings:RoundRobin"):
+        apply_grouping(stream(spark, tuples(10), tmp_path / "in"), "toy_groupings:RoundRobin", 7, "kafka")

@@ -40,7 +40,7 @@ class SerializationTest {
 
     @ParameterizedTest(name = "{0} n={1} S={2}")
     @CsvSource({"SHUFFLE, 10, 2", "KEY, 10, 2", "PARTIAL_KEY, 10, 2", "DYNAMIC_KEY, 5, 1", "DYNAMIC_KEY, 10, 10",
-        "KEY_GROUP, 10, 2", "VNODE, 10, 2"})
+        "D_CHOICES, 10, 2", "D_CHOICES, 5, 1", "W_CHOICES, 10, 2", "KEY_GROUP, 10, 2", "VNODE, 10, 2"})
     void routesAsIfNeverSaved(String grouping, int n, int sources) {
         GoldenStream.Routed never = GoldenStream.run(grouping, n, sources, GoldenStream.COUNT);
         List<ReferenceGrouping> instances = new ArrayList<>();
