@@ -160,9 +160,14 @@ def _count_only_rate(topic: str, bootstrap: str, max_offsets: int) -> tuple[floa
 def counting_rate(stream) -> tuple[float, int]:
     """Run `stream` (a streaming DataFrame) to the end of its input (`availableNow`), counting each
     batch's rows in `foreachBatch`: (records/s, steady batches) by `steady_rate`."""
+    return writer_rate(stream.writeStream.foreachBatch(lambda df, _id: df.count()))
+
+
+def writer_rate(writer) -> tuple[float, int]:
+    """Run a streaming query (`writer`, a DataStreamWriter with its sink) to the end of its input
+    (`availableNow`): (records/s, steady batches) by `steady_rate`."""
     with tempfile.TemporaryDirectory() as checkpoint:
-        query = (stream.writeStream.foreachBatch(lambda df, _id: df.count())
-                 .option("checkpointLocation", checkpoint).trigger(availableNow=True).start())
+        query = writer.option("checkpointLocation", checkpoint).trigger(availableNow=True).start()
         query.awaitTermination()
         progress = query.recentProgress
     batches = [{"batch_id": p["batchId"], "records": p["numInputRows"],

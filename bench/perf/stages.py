@@ -4,11 +4,14 @@
 On the pipeline section's topic (2,000,000 COUNTRY_SKEW_R80 records, 10 partitions) it measures,
 at two batch sizes (`BATCHES`), the steady rate of:
 
-- three prefixes of the topology's query, each a Spark query in a fresh process that counts the
-  prefix's rows in `foreachBatch` (`PREFIXES`): `read` (the spout: the Kafka source and the
-  watermark; counting needs no column of the record, so Spark leaves out the spout's UTF-8 check),
-  `split` (plus the splitter: UTF-8 check, parse, explode, its observed metrics), `route` (plus
-  the grouping stage in the JVM, `bench.topology.jvm_stage`: KEY's instances in the state store);
+- the prefixes of the topology's query (`PREFIXES`), each a Spark query in a fresh process:
+  `empty` (the spout into Spark's `noop` sink, which reads every row and does nothing with it: the
+  batch cycle and per-record cost below which no query of the topic goes, issue 37's "limit,
+  measured"), then queries that count the prefix's rows in `foreachBatch`: `read` (the spout: the
+  Kafka source and the watermark; counting needs no column of the record, so Spark leaves out the
+  spout's UTF-8 check), `split` (plus the splitter: UTF-8 check, parse, explode, its observed
+  metrics), `route` (plus the grouping stage in the JVM, `bench.topology.jvm_stage`: KEY's
+  instances in the state store);
 - the whole topology: `bench run` with KEY at cost 0, W = S = P = 10, A = 1, as the pipeline
   section runs it (its data plane in the JVM: the route prefix, the worker task, the windows, the
   sink).
@@ -29,7 +32,7 @@ spout, splitter, worker and aggregator executors at the same time; docs/performa
 the two models with these figures.
 
 A prefix's figure is the median of `PREFIX_RUNS` runs, the topology's one run, per batch size
-(about 9 minutes in all). With 1,000,000-record batches the 2M topic has one steady batch, so a
+(about 10 minutes in all). With 1,000,000-record batches the 2M topic has one steady batch, so a
 1M figure is one batch per run: the per-record costs move by 10-20 % between sections on this
 shared machine, and a difference between two neighbouring prefixes below that is noise.
 """
@@ -58,11 +61,12 @@ BATCHES = (200_000, 1_000_000)
 RUN_ID = "perf-stages"
 """The prefix queries' run id: their spout also subscribes to `<run id>.control`, created empty."""
 
-PREFIXES = ("read", "split", "route")
-"""Prefixes of the topology's query, in pipeline order (`prefix_frame`)."""
+PREFIXES = ("empty", "read", "split", "route")
+"""Prefixes of the topology's query, in pipeline order (`prefix_frame`); `empty` is the spout into the
+`noop` sink, the others count their rows in `foreachBatch`."""
 
 PREFIX_RUNS = 3
-"""Runs of each prefix query per batch size, interleaved (read, split, route, read, ...): each
+"""Runs of each prefix query per batch size, interleaved (empty, read, split, route, empty, ...): each
 figure is their median. A prefix run takes 15-25 s, most of it the JVM's start; the topology's
 runs take about a minute each and are made once per batch size."""
 
@@ -122,7 +126,7 @@ def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
                             max_offsets_per_trigger=batch)
     ensure_topics(bootstrap, {config.control_topic: 1})  # the spout subscribes to it; it stays empty
     frame = spout.read_kafka(spark, config)
-    if prefix == "read":
+    if prefix in ("empty", "read"):
         return frame
     frame = splitter.split(frame, config, get_dataset(pipeline.DATASET, length=1).splitter_sql)
     if prefix == "split":
@@ -131,16 +135,19 @@ def prefix_frame(spark, prefix: str, topic: str, bootstrap: str, batch: int):
 
 
 def prefix_rate(prefix: str, topic: str, bootstrap: str, batch: int) -> tuple[float, int]:
-    """Steady rate of one prefix query (`availableNow`, rows counted in `foreachBatch`), in this
-    process: (records/s, steady batches), as `pipeline.steady_rate` computes it."""
+    """Steady rate of one prefix query (`availableNow`; rows counted in `foreachBatch`, or the `noop`
+    sink for `empty`), in this process: (records/s, steady batches), as `pipeline.steady_rate`
+    computes it."""
     spark = build_session("local[*]", shuffle_partitions=pipeline.AGGREGATORS)
-    rate = pipeline.counting_rate(prefix_frame(spark, prefix, topic, bootstrap, batch))
+    frame = prefix_frame(spark, prefix, topic, bootstrap, batch)
+    rate = (pipeline.writer_rate(frame.writeStream.format("noop")) if prefix == "empty"
+            else pipeline.counting_rate(frame))
     spark.stop()
     return rate
 
 
 def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
-    """The section's rows from measured rates: query ("read", "split", "route", "topology") ->
+    """The section's rows from measured rates: query ("empty", "read", "split", "route", "topology") ->
     batch size -> records/s. One row per query: its per-record ceiling, with its `BatchCost`, its
     rates and what it adds to the query before it in the note; `baseline_rate` is the per-record
     ceiling of `read` (so `ratio` compares each query with reading the topic alone). With a
@@ -177,7 +184,7 @@ def rows_of(rates: dict[str, dict[int, float]]) -> list[Row]:
 
 
 def run() -> list[Row]:
-    """Measure the three prefixes (`PREFIX_RUNS` interleaved runs each) and the topology (one run) at
+    """Measure the prefixes (`PREFIX_RUNS` interleaved runs each) and the topology (one run) at
     both batch sizes, then derive every query's per-batch and per-record cost."""
     bootstrap = StackConfig.from_env().bootstrap_servers
     topic = f"perf.{pipeline.DATASET.lower()}.n{pipeline.TOPIC_RECORDS}.p{pipeline.PARTITIONS}"
