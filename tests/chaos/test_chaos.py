@@ -203,7 +203,10 @@ def influx_points(stack, run_id: str) -> int:
 
 
 def test_influxd_killed_and_restarted_mid_run(stack, tmp_path, monkeypatch):
-    run, summary = service_killed_mid_run(stack, tmp_path, monkeypatch, "chaos-influx", LIMIT + 2, service=1)
+    # 30 s of replay, so that influxd is back (a third in, plus 15 s, plus its start) before the run ends
+    # and the run itself backfills: a 10 s replay's run ended 25 s after its start, with influxd still
+    # down, once the worker stage ran in the JVM (2026-11-27), leaving the backfill to `bench influx`.
+    run, summary = service_killed_mid_run(stack, tmp_path, monkeypatch, "chaos-influx", 3 * LIMIT + 2, service=1)
     assert summary["influx"]["failed_batches"] >= 1 and not summary["influx"]["pending_backfill"]
     rows = pd.read_parquet(tmp_path / "chaos-influx" / "metrics.parquet")
     points = influx_points(stack, "chaos-influx")
