@@ -55,23 +55,25 @@ def observed_latency(spark, workers: int, per_worker: int, cost_ms: float, every
 
 
 def test_each_worker_sends_one_histogram_with_every_tuple_and_its_cost(spark):
-    """2 ms of cost per tuple: worker w's histogram counts its 40 tuples, its last tuple was done at
-    least 39 sleeps after its first, and waited at least for the 40 sleeps before it."""
+    """2 ms of cost per tuple: worker w's histogram counts its 40 tuples, and its last tuple waited at
+    least for the 40 sleeps before it. (Not the span from its first tuple: the sleeps are paced, so a
+    first sleep that overshot by 3 ms makes the next ones shorter, and the span 75 ms, not 78.)"""
     sent = observed_latency(spark, 3, 40, 2.0, 1)
     assert sorted(sent) == [0, 1, 2]
     for first, last, figures in sent.values():
-        assert last - first >= 39 * 2.0 - 1  # ms: a sleep is never shorter than the cost
+        assert last >= first
         assert figures["latency_tuples"] == 40
         assert figures["latency_max_ms"] >= 40 * 2.0
         assert figures["latency_p50_ms"] <= figures["latency_p99_ms"] <= figures["latency_max_ms"]
 
 
 def test_one_sleep_every_k_tuples(spark):
-    """K = 10, 5 ms: 40 tuples sleep after tuples 10, 20, 30 and 40, so the last one is done at least
-    20 ms after the query started and 15 ms after the first (done before any sleep)."""
+    """K = 10, 5 ms: 40 tuples sleep at tuples 10, 20, 30 and 40, so the last one is done at least
+    20 ms after the query started, and after the first (done before any sleep) by the four sleeps,
+    which add up to at least 20 ms however they were paced."""
     sent = observed_latency(spark, 2, 40, 5.0, 10)
     for first, last, figures in sent.values():
-        assert last - first >= 3 * 5.0 - 1
+        assert last - first >= 4 * 5.0 - 1  # ms, the epoch ms of the two rounded down
         assert figures["latency_tuples"] == 40 and figures["latency_max_ms"] >= 4 * 5.0
 
 
