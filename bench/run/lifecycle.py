@@ -28,7 +28,7 @@ from bench.observer.observer import Observer
 from bench.results.record import RunRecord
 from bench.run.input import BackgroundReplay, consumed, ensure_topics, input_conditions, replayed, send_end_of_input
 from bench.run.outputs import InfluxOutput, influx_writer
-from bench.run.preflight import Prepared, RunError
+from bench.run.preflight import Prepared, RunError, resumes
 from bench.run.progress import drain_listener, task_slots, wait_first_batch, windows_closed
 from bench.run.rescaling import RescaleSpans, rescale_record, rescaler_for
 from bench.run.summary import summarize
@@ -64,7 +64,7 @@ class StreamRun:
         """The running query's configuration (a STOP_THE_WORLD rescale restarts it with another)."""
         self.spark, self.own_session = spark, spark is None
         self.record = RunRecord(prepared.run_id, root=self.config.results_dir.parent)
-        self.resumed = (self.config.checkpoint_dir / "main" / "commits").exists()
+        self.resumed = resumes(self.config)
         self.tags = {"run_id": prepared.run_id, "grouping": self.config.grouping, "dataset": self.config.dataset,
                      "workers": str(self.config.workers)}
         self.status, self.error = "completed", None

@@ -84,14 +84,19 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
                     topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
 
 
+def resumes(config: TopologyConfig) -> bool:
+    """Whether the run resumes an earlier attempt: its query's checkpoint has a committed batch."""
+    return (config.checkpoint_dir / "main" / "commits").exists()
+
+
 def _check_fresh_run_id(config: TopologyConfig) -> None:
     """RunError when the run starts afresh (no checkpoint to resume from) but its control topic holds
     records: an earlier run under this run id sent its end of input there, which the new query would
     read in its first batch, moving the watermark past every window and dropping the input as late
     (a run whose results folder was deleted and whose run id was reused dropped 1,600,010 of its
     2,000,000 records that way, 2026-11-27)."""
-    if (config.checkpoint_dir / "main" / "commits").exists():
-        return  # a resumed run: the checkpoint holds the control topic's offset
+    if resumes(config):
+        return  # the checkpoint holds the control topic's offset
     try:
         held = end_offsets(config.bootstrap_servers, config.control_topic) or {}
     except BrokerUnreachable as e:

@@ -1,6 +1,7 @@
 package groupings;
 
 import com.clearspring.analytics.stream.Counter;
+import java.util.List;
 
 /**
  * D_CHOICES (groupings/slb.py {@code DChoicesGrouping}; SLBStorm {@code DChoiceGrouping}): a head key
@@ -18,8 +19,8 @@ public final class DChoicesGrouping extends SlbGrouping {
     }
 
     @Override
-    protected int[] headCandidates(String key) {
-        int d = choices();
+    protected int[] headCandidates(String key, List<Counter<String>> counters) {
+        int d = choices(counters);
         if (d >= numWorkers) {
             return everyWorker();
         }
@@ -32,14 +33,13 @@ public final class DChoicesGrouping extends SlbGrouping {
         return candidates;
     }
 
-    /** d, as SLBStorm's do/while computes it from the summary's p_top, p_H and |H|. */
-    private int choices() {
+    /** d, as SLBStorm's do/while computes it from the summary's p_top (topK(1)), p_H and |H|. */
+    private int choices(List<Counter<String>> counters) {
         int n = numWorkers;
-        double pTop = probability(top());
+        double pTop = probability(counters.get(0));
         double pHead = 0;
         int headSize = 0;
-        float theta = 2 / (float) (n * T);
-        for (Counter<String> counter : counters()) {
+        for (Counter<String> counter : counters) {
             float p = probability(counter);
             if (p > theta) {
                 pHead += p;

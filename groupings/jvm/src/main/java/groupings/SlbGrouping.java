@@ -2,6 +2,7 @@ package groupings;
 
 import com.clearspring.analytics.stream.Counter;
 import com.clearspring.analytics.stream.StreamSummary;
+import java.util.List;
 
 /**
  * What D_CHOICES and W_CHOICES share (groupings/slb.py; dkg-reference.md Appendix A; Nasir et al.,
@@ -22,7 +23,7 @@ abstract class SlbGrouping extends ReferenceGrouping {
     static final int CAPACITY = 100;
     static final int T = 10;
     /** theta, Java float as SLBSimulator's {@code Choice/(float)(serversNo*threshold)}. */
-    private final float theta;
+    protected final float theta;
     private final StreamSummary<String> summary = new StreamSummary<>(CAPACITY);
     private long messages;
 
@@ -35,9 +36,10 @@ abstract class SlbGrouping extends ReferenceGrouping {
     protected final int route(String key, long now) {
         messages++;
         summary.offer(key);
+        List<Counter<String>> counters = counters();
         int task;
-        if (probability(counterOf(key)) > theta) {
-            task = leastLoaded(headCandidates(key));
+        if (probability(counterOf(key, counters)) > theta) {
+            task = leastLoaded(headCandidates(key, counters));
         } else {
             int first = Hashing.index(Hashing.KEY_SEED, key, numWorkers);
             int second = Hashing.index(Hashing.SECOND_SEED, key, numWorkers);
@@ -47,27 +49,26 @@ abstract class SlbGrouping extends ReferenceGrouping {
         return task;
     }
 
-    /** The candidates of a head key, in the order whose first wins a tie. */
-    protected abstract int[] headCandidates(String key);
+    /**
+     * The candidates of a head key, in the order whose first wins a tie.
+     *
+     * @param counters the summary's counters in stream-lib's topK order (the first is topK(1)'s)
+     */
+    protected abstract int[] headCandidates(String key, List<Counter<String>> counters);
 
     /** SLB's frequency estimate of a monitored key: {@code ((float) count + (float) error) / m}. */
     protected final float probability(Counter<String> counter) {
         return ((float) counter.getCount() + (float) counter.getError()) / messages;
     }
 
-    /** The summary's counters in stream-lib's topK order. */
-    protected final java.util.List<Counter<String>> counters() {
+    /** The summary's counters in stream-lib's topK order, listed once per tuple. */
+    final List<Counter<String>> counters() {
         return summary.topK(CAPACITY);
     }
 
-    /** The counter of stream-lib's {@code topK(1)}. */
-    protected final Counter<String> top() {
-        return summary.topK(1).get(0);
-    }
-
-    /** This instance's counter of {@code key}, which it has just offered (so it is monitored). */
-    private Counter<String> counterOf(String key) {
-        for (Counter<String> counter : counters()) {
+    /** The counter of {@code key} among {@code counters}: the key was just offered, so it is monitored. */
+    private static Counter<String> counterOf(String key, List<Counter<String>> counters) {
+        for (Counter<String> counter : counters) {
             if (counter.getItem().equals(key)) {
                 return counter;
             }

@@ -1,5 +1,8 @@
 package groupings;
 
+import com.clearspring.analytics.stream.Counter;
+import java.util.List;
+
 /**
  * W_CHOICES (groupings/slb.py {@code WChoicesGrouping}; SLBStorm {@code WChoiceGrouping}): a head
  * key goes to the least loaded of all workers; the tail by PARTIAL_KEY's rule ({@link SlbGrouping}).
@@ -12,7 +15,7 @@ public final class WChoicesGrouping extends SlbGrouping {
     }
 
     @Override
-    protected int[] headCandidates(String key) {
+    protected int[] headCandidates(String key, List<Counter<String>> counters) {
         return everyWorker();
     }
 
