@@ -87,10 +87,13 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
 
 def _report(summaries: list[dict], as_json: bool) -> int:
     # deferred: the summary module loads pandas (see _run_many)
+    from bench.run.floor import describe_floor
     from bench.run.summary import format_table
 
     print()
     print(format_table(summaries))
+    for line in filter(None, map(describe_floor, summaries)):
+        print(line)
     for s in summaries:
         if s.get("error"):
             print(f"error ({s['grouping']}): {s['error']}", file=sys.stderr)
@@ -134,6 +137,21 @@ def handle_run(args) -> int:
 
 def handle_run_all(args) -> int:
     return _run_many(args, [g.strip() for g in args.groupings.split(",") if g.strip()], single=False)
+
+
+def _with_floor(spark, prepared, summary: dict) -> dict:
+    """The run's summary with Spark's floor beside it (`bench.run.floor`); a floor that cannot be
+    measured is reported and left out, the run's own figures stay as they are."""
+    # deferred: the floor's query loads pyspark (see _run_many)
+    from bench.run.floor import measure_floor
+
+    print("measuring Spark's floor: the empty query on the same topic ...")
+    try:
+        return measure_floor(spark, prepared.config, summary)
+    except Exception as e:  # noqa: BLE001 - the run completed; only the line beside its table is missing
+        print(f"warning: Spark's floor not measured: {str(e).splitlines()[0] if str(e) else type(e).__name__}",
+              file=sys.stderr)
+        return summary
 
 
 def _run_many(args, groupings: list[str], single: bool) -> int:
@@ -188,7 +206,11 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
             # Paced: each run replays into its own topic (RunOptions.own_topic) while it consumes it.
             if len(prepared) > 1:
                 print(f"== {p.config.grouping} ({p.run_id}) ==")
-            summaries.append(run_stream(p, spark=spark))
+            live = measures_latency(p)
+            summary = run_stream(p, spark=spark)
+            if live and summary["status"] == "completed":
+                summary = _with_floor(spark, p, summary)
+            summaries.append(summary)
     finally:
         if spark is not None:
             spark.stop()

@@ -88,6 +88,7 @@ def batch_figures(progress: dict, workers: int) -> dict:
                                      if "transformWithState" not in str(o.get("operatorName")))),
         "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),
         "watermark": (progress.get("eventTime") or {}).get("watermark"),
+        "phases_ms": {k: int(v) for k, v in (progress.get("durationMs") or {}).items()},
     }
     fig["latency"], fig["processed_ms"] = worker_histograms(wk.get("latency") or [])
     released = released_figures(wk.get("routed") or [])

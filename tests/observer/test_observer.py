@@ -41,6 +41,7 @@ def test_batch_figures_reads_observed_metrics():
     assert fig["loads"] == [4, 0, 1] and fig["pairs"] == [("a", 0), ("b", 2)]
     assert fig["records"] == 5 and fig["window_state_rows"] == 3
     assert (fig["malformed"], fig["split_tuples"], fig["split_weight"]) == (1, 1, 3)
+    assert fig["phases_ms"] == {"triggerExecution": 1500}  # Spark's durationMs, where the batch's time went
 
 
 def test_reference_figures_dedup_batches_and_resume(tmp_path):

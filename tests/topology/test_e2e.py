@@ -160,3 +160,28 @@ def test_the_worker_state_is_kept_only_when_asked(live_run, stream_runs):
     for it (`worker_state=True`) and write it."""
     assert "worker_state" not in live_run and not (Path(live_run["results"]) / "state.parquet").exists()
     assert all((Path(run["results"]) / "state.parquet").exists() for run in stream_runs.values())
+
+
+def test_sparks_floor_is_the_empty_querys_batch_cycle_on_the_runs_topic(stack, spark, tmp_path, input_topic):
+    from bench.run.floor import describe_floor, measure_floor
+    from bench.run.input import ensure_topics
+    from producers.broker import end_offsets
+
+    config = prepare(options(stack, tmp_path, input_topic.name, "KEY", f"e2e-floor-{int(time.time())}")).config
+    ensure_topics(stack.bootstrap_servers, {config.control_topic: 1})  # the run's spout reads it too
+    (config.results_dir / "observer").mkdir(parents=True)
+    # The run's batches that read records: 150, 250 and 200 records (median 200); one read none.
+    (config.results_dir / "observer" / "progress.jsonl").write_text(
+        "".join(json.dumps({"batch_id": i, "records": n}) + "\n" for i, n in enumerate([0, 150, 250, 200])))
+    summary = measure_floor(spark, config, {"grouping": "KEY", "status": "completed"}, batches=4)
+    floor = summary["spark_floor"]
+    assert (floor["query"], floor["records_per_batch"], floor["batches"]) == ("spout -> noop", 200, 4)
+    assert 0 < floor["cycle_p50_ms"] <= floor["cycle_max_ms"]
+    assert json.loads((config.results_dir / "summary.json").read_text())["spark_floor"] == floor
+    assert "200 records per batch" in describe_floor(summary) and describe_floor({"grouping": "KEY"}) is None
+    # A topic that runs out first (2,005 records: about 11 batches of at most 200, Spark's rate limit
+    # rounding each partition's share down): the query ends after its last batch and the floor says
+    # how many batches it measured (the first not counted).
+    records = sum(end_offsets(stack.bootstrap_servers, input_topic.name).values())
+    short = measure_floor(spark, config, {"grouping": "KEY"}, batches=50)["spark_floor"]
+    assert -(-records // 200) - 1 <= short["batches"] < 50
