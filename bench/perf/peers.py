@@ -17,7 +17,9 @@ in this order, per batch size B:
    `local[*]`, batches of B, A = 1, exactly the pipeline section's KEY cost-0 run, for each grouping),
    its steady rate (`pipeline.steady_rate`: the records of every batch after the first over the time
    from the end of the first batch to the end of the last one with input), then right after it one
-   Storm peer run of the same grouping on the same topic.
+   Storm peer run of the same grouping on the same topic, fitted to the machine (`fitted_executors`
+   at cost 0: 10 tasks per component on as many executors as cores; before 2026-11-28 it ran one
+   executor per task, 31 threads on 2 cores).
 
 The Storm peer's rate (`bench/peers/storm`, `StormPeer`): tuples processed by the worker bolts
 after the first B / records of them (the share of the harness's first batch, which the harness
@@ -38,6 +40,7 @@ no dead-letter topic, and acks nothing; a harness figure is one run on a shared 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import tempfile
 import time
@@ -45,6 +48,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from bench import latency
 from bench.perf import pipeline, stages
 from bench.perf._harness import Row
 from bench.stack import StackConfig, maven
@@ -157,6 +161,25 @@ def parse_peer_output(stdout: str) -> dict:
     raise ValueError("the Storm peer printed no STORM_PEER_RESULT line")
 
 
+def fitted_executors(cost_ms: float, cores: int | None = None, tasks: int = 10) -> list[str]:
+    """The Storm peer's executor options fitted to the machine as Storm's performance guide says
+    (a busy executor per core): spouts and splitters on min(cores, tasks) executors; the worker
+    bolts on one executor per task when the cost is a sleep (the harness gives each worker a task
+    slot, `bench.run.preflight.default_master`), on min(cores, tasks) at cost 0. Each component
+    keeps its `tasks` tasks, so the routing (partition p to splitter p mod S, the grouping's worker
+    index) is unchanged. `cores`: `os.cpu_count()` when None."""
+    fitted = max(1, min(cores or os.cpu_count() or 1, tasks))
+    workers = tasks if cost_ms > 0 else fitted
+    return ["--spout-executors", str(fitted), "--splitter-executors", str(fitted), "--worker-executors", str(workers)]
+
+
+def latency_figures(result: dict) -> dict:
+    """The peer's worker latency (`result["latency"]`: tuples and the compressed histogram) as the
+    harness's summary gives it (`bench.latency.figures_ms`: `latency_p50_ms` ... `latency_tuples`)."""
+    encoded = (result.get("latency") or {}).get("histogram")
+    return latency.figures_ms(latency.merge([encoded] if encoded else []))
+
+
 # -- the Storm peer: build and run -----------------------------------------------------------------
 def build_storm_peer(quiet: bool = False) -> list[Path]:
     """Build the Storm peer on first use or after a source change (`bench.stack.maven.build`)
@@ -222,14 +245,16 @@ def compare(bootstrap: str, topic: str, records: int, batches: Sequence[int] = B
                 summary, harness_batches = pipeline._bench_run(topic, bootstrap, Path(tmp), run_id, grouping,
                                                                master="local[*]", cost_ms=0.0, max_offsets=batch)
                 harness, steady_batches = pipeline.steady_rate(harness_batches)
-                storm = run_storm_peer(bootstrap, topic, records, grouping, warm_up_fraction=batch / records)
+                storm = run_storm_peer(bootstrap, topic, records, grouping, warm_up_fraction=batch / records,
+                                       extra=fitted_executors(0.0))
                 harness_loads = (summary.get("exact") or {}).get("worker_loads")
                 equal = None if harness_loads is None else [int(x) for x in harness_loads] == storm["worker_loads"]
                 log(f"  batch {batch:,} {grouping}: harness {harness:,.0f}, Storm {storm['steady_rate']:,.0f} "
                     f"records/s; Storm loads {storm['worker_loads']}")
                 out.append(Comparison(grouping, batch, harness, float(storm["steady_rate"]), count_only, equal,
                                       note=f"harness {steady_batches} steady batches, status {summary['status']}; "
-                                           f"Storm {storm['steady_seconds']:.1f} s steady"))
+                                           f"Storm {storm['steady_seconds']:.1f} s steady, executors "
+                                           f"{storm['settings']['executors']}"))
     return out
 
 

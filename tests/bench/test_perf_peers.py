@@ -4,7 +4,8 @@ import json
 
 import pytest
 
-from bench.perf.peers import Comparison, comparison_rows, format_comparison, parse_peer_output
+from bench.perf.peers import (Comparison, comparison_rows, fitted_executors, format_comparison, latency_figures,
+                              parse_peer_output)
 
 
 def _cmp(**kw):
@@ -73,3 +74,23 @@ def test_runner_runs_the_peers_section_after_the_named_ones(monkeypatch, capsys)
     assert "== peers ==" in out
     assert any(line.split() == ["200,000", "KEY", "100,000", "400,000", "0.250", "0.312", "yes"]
                for line in out.splitlines())
+
+
+def test_fitted_executors_follow_the_cores_and_keep_a_worker_per_task_when_the_cost_is_a_sleep():
+    assert fitted_executors(0.0, cores=2) == ["--spout-executors", "2", "--splitter-executors", "2",
+                                              "--worker-executors", "2"]
+    assert fitted_executors(1.0, cores=2) == ["--spout-executors", "2", "--splitter-executors", "2",
+                                              "--worker-executors", "10"]
+    assert fitted_executors(0.0, cores=64) == ["--spout-executors", "10", "--splitter-executors", "10",
+                                               "--worker-executors", "10"]
+
+
+def test_latency_figures_decode_the_peers_histogram():
+    from bench.latency import encode
+    from tests.histograms import histogram
+
+    encoded = encode(histogram([1_000, 2_000, 250_000]))  # µs
+    figures = latency_figures({"latency": {"tuples": 3, "histogram": encoded}})
+    assert figures["latency_tuples"] == 3 and figures["latency_p50_ms"] == pytest.approx(2.0, rel=1e-3)
+    assert figures["latency_max_ms"] == pytest.approx(250.0, rel=1e-3)
+    assert latency_figures({})["latency_tuples"] == 0 and latency_figures({})["latency_p99_ms"] is None

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf.peers import run_storm_peer
+from bench.perf.peers import fitted_executors, latency_figures, run_storm_peer
 
 
 @pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])
@@ -24,12 +24,22 @@ def test_storm_peer_processes_every_record_with_the_simulators_loads(stack, mave
     topic = f"test.storm-peer.n{records}.p10"
     _ensure_topic(stack.bootstrap_servers, topic, records, records)
     # A 1 s window: the aggregator holds every tuple 1-2 s after the last one (15 s is the reference's).
-    result = run_storm_peer(stack.bootstrap_servers, topic, records, grouping, extra=["--window-s", "1"],
+    # DYNAMIC_KEY runs fitted to two cores (10 tasks per component on 2 executors): same routing.
+    fitted = fitted_executors(0.0, cores=2) if grouping == "DYNAMIC_KEY" else []
+    result = run_storm_peer(stack.bootstrap_servers, topic, records, grouping, extra=["--window-s", "1", *fitted],
                             timeout_s=300)
     assert result["ok"] and result["outcome"] == "complete"
     assert result["records_read"] == result["tuples_processed"] == result["tuples_aggregated"] == records
     assert result["settings"]["storm_version"].startswith("2.8.")
+    assert result["settings"]["tasks"] == {"spout": 10, "splitter": 10, "worker": 10, "aggregator": 1}
+    executors = 2 if fitted else 10
+    assert result["settings"]["executors"] == {"spout": executors, "splitter": executors, "worker": executors,
+                                               "aggregator": 1}
     assert result["steady_rate"] > 0
+    # Every tuple after the warm-up share (10 %) has a latency (here the recorded records' age).
+    latency = latency_figures(result)
+    assert latency["latency_tuples"] == records - records // 10
+    assert 0 < latency["latency_p50_ms"] <= latency["latency_p99_ms"] <= latency["latency_max_ms"]
 
     table, read, _ = from_topic(get_dataset("COUNTRY_SKEW_R80", length=records), topic, stack.bootstrap_servers, 10)
     assert read == records

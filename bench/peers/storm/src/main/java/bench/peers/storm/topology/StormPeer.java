@@ -2,11 +2,14 @@ package bench.peers.storm.topology;
 
 import groupings.Groupings;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import org.HdrHistogram.Histogram;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
@@ -35,11 +38,18 @@ import org.apache.storm.tuple.Fields;
  * every tuple processed and aggregated; 2 otherwise.
  *
  * <p>Options (all {@code --name value}): bootstrap, topic, records (the topic's record count),
- * grouping, spouts (10), splitters (10), workers (10), cost-ms (0), cost-every (1),
+ * grouping, spouts (10), splitters (10), workers (10): tasks of each component (the routing's
+ * instances and targets); spout-executors, splitter-executors, worker-executors: the threads that
+ * run them (default: one per task; Storm's performance guide fits busy executors to the cores,
+ * which changes no routing: a task keeps its index), cost-ms (0), cost-every (1),
  * window-s (15), warm-up-fraction (0.1), max-poll-records (500, Kafka's default),
  * poll-timeout-ms (200, the spout's default), fetch-max-wait-ms (10, as the harness's spout),
  * producer-batch-size (1), transfer-batch-size (1), flush-interval-ms (1) (Storm's defaults),
  * idle-timeout-s (60).
+ *
+ * <p>The result's {@code latency}: the worker bolts' per-tuple processing latency after the
+ * warm-up share (see {@link WorkerBolt}), as HdrHistogram's compressed base64 form (the harness's
+ * worker task encodes its histograms the same way) with its count.
  */
 public final class StormPeer {
     private static final String RESULT_PREFIX = "STORM_PEER_RESULT ";
@@ -73,6 +83,9 @@ public final class StormPeer {
         int spouts = intOpt(a, "spouts", 10);
         int splitters = intOpt(a, "splitters", 10);
         int workers = intOpt(a, "workers", 10);
+        int spoutExecutors = executors(a, "spout-executors", spouts);
+        int splitterExecutors = executors(a, "splitter-executors", splitters);
+        int workerExecutors = executors(a, "worker-executors", workers);
         double costMs = Double.parseDouble(a.getOrDefault("cost-ms", "0"));
         int costEvery = intOpt(a, "cost-every", 1);
         int windowS = intOpt(a, "window-s", 15);
@@ -102,9 +115,10 @@ public final class StormPeer {
                 .build();
 
         TopologyBuilder builder = new TopologyBuilder();
-        builder.setSpout("spout", new KafkaSpout<>(spoutConfig), spouts);
-        builder.setBolt("splitter", new SplitterBolt("country"), splitters).customGrouping("spout", new PartitionGrouping());
-        builder.setBolt("worker", new WorkerBolt(costMs, costEvery, windowS), workers)
+        builder.setSpout("spout", new KafkaSpout<>(spoutConfig), spoutExecutors).setNumTasks(spouts);
+        builder.setBolt("splitter", new SplitterBolt("country"), splitterExecutors).setNumTasks(splitters)
+                .customGrouping("spout", new PartitionGrouping());
+        builder.setBolt("worker", new WorkerBolt(costMs, costEvery, windowS), workerExecutors).setNumTasks(workers)
                 .customGrouping("splitter", new ReferenceStreamGrouping(grouping));
         builder.setBolt("aggregator", new AggregatorBolt(), 1).fieldsGrouping("worker", new Fields("key"));
 
@@ -157,6 +171,7 @@ public final class StormPeer {
             result.put("tuples_processed", processed);
             result.put("tuples_aggregated", aggregated);
             result.put("worker_loads", loads);
+            result.put("latency", latency(PeerProgress.latency()));
             result.put("steady_rate", Double.isNaN(steady) ? null : steady);
             result.put("warm_up_tuples", warmUp);
             result.put("steady_seconds", ok ? (last - warm) / 1e9 : null);
@@ -165,7 +180,9 @@ public final class StormPeer {
             result.put("cluster_start_seconds", (submitNanos - startNanos) / 1e9);
             Map<String, Object> settings = new LinkedHashMap<>();
             settings.put("storm_version", org.apache.storm.utils.VersionInfo.getVersion());
-            settings.put("executors", Map.of("spout", spouts, "splitter", splitters, "worker", workers, "aggregator", 1));
+            settings.put("tasks", Map.of("spout", spouts, "splitter", splitters, "worker", workers, "aggregator", 1));
+            settings.put("executors", Map.of("spout", spoutExecutors, "splitter", splitterExecutors,
+                    "worker", workerExecutors, "aggregator", 1));
             settings.put("ackers", 0);
             settings.put("spout_processing_guarantee", "NO_GUARANTEE");
             settings.put("max_poll_records", maxPollRecords);
@@ -212,6 +229,19 @@ public final class StormPeer {
         }
     }
 
+    /** {@code {"tuples": n, "histogram": <compressed base64>}} of the merged worker latencies. */
+    private static Map<String, Object> latency(Histogram histogram) {
+        ByteBuffer buffer = ByteBuffer.allocate(histogram.getNeededByteBufferCapacity());
+        int length = histogram.encodeIntoCompressedByteBuffer(buffer);
+        byte[] bytes = new byte[length];
+        buffer.rewind();
+        buffer.get(bytes);
+        Map<String, Object> out = new LinkedHashMap<>();
+        out.put("tuples", histogram.getTotalCount());
+        out.put("histogram", Base64.getEncoder().encodeToString(bytes));
+        return out;
+    }
+
     private static void printHuman(Map<String, Object> r) {
         System.out.printf("storm peer %s on %s: %s, %d of %d records read (%d malformed), %d tuples processed, %d aggregated%n",
                 r.get("grouping"), r.get("topic"), r.get("outcome"), r.get("records_read"), r.get("records_expected"),
@@ -245,6 +275,16 @@ public final class StormPeer {
             throw new IllegalArgumentException("--" + name + " is required");
         }
         return v;
+    }
+
+    /** An executor count: at least 1 and at most the component's tasks (a task runs on one executor). */
+    private static int executors(Map<String, String> a, String name, int tasks) {
+        int n = intOpt(a, name, tasks);
+        if (n < 1 || n > tasks) {
+            throw new IllegalArgumentException("--" + name + " must be between 1 and the component's " + tasks
+                    + " tasks, got " + n);
+        }
+        return n;
     }
 
     private static int intOpt(Map<String, String> a, String name, int dflt) {

@@ -3,6 +3,7 @@ package bench.peers.storm.topology;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import org.HdrHistogram.Histogram;
 import org.apache.storm.Config;
 import org.apache.storm.Constants;
 import org.apache.storm.task.OutputCollector;
@@ -22,6 +23,14 @@ import org.apache.storm.tuple.Values;
  * reference's speed rule: {@code k += 1; if k >= every: sleep costMs, k = 0}; {@code costMs = 0}
  * sleeps never. The worker index is the task's index among the worker bolt's tasks (sorted task
  * ids), the index the grouping chose.
+ *
+ * <p>Latency, as the harness's worker task ({@code bench/topology/jvm} {@code WorkerTask}): once a
+ * tuple's cost is paid, its processing latency (now minus the record's Kafka timestamp, µs, clipped
+ * to [1 µs, 24 h]) goes into this task's HdrHistogram (3 significant digits), registered with
+ * {@link PeerProgress#latencies} and merged by the peer at the end. Tuples within the warm-up count
+ * ({@link PeerProgress#tupleProcessed} returns false) are not recorded, as the throughput leaves them
+ * out. On a topic recorded before the run the figure is the records' age, not a latency; on a
+ * topic a producer paces while the peer reads it, it is the harness's LAT.
  */
 public final class WorkerBolt extends BaseRichBolt {
     private static final long serialVersionUID = 1L;
@@ -33,6 +42,7 @@ public final class WorkerBolt extends BaseRichBolt {
     private transient int index;
     private transient int sinceSleep;
     private transient HashMap<String, long[]> window;
+    private transient Histogram latency;
 
     public WorkerBolt(double costMs, int every, int windowSeconds) {
         this.costMs = costMs;
@@ -45,6 +55,7 @@ public final class WorkerBolt extends BaseRichBolt {
         this.collector = collector;
         this.index = context.getThisTaskIndex();
         this.window = new HashMap<>();
+        this.latency = PeerProgress.newLatencyHistogram();
     }
 
     @Override
@@ -61,7 +72,9 @@ public final class WorkerBolt extends BaseRichBolt {
         String key = input.getString(0);
         long count = input.getLong(1);
         window.computeIfAbsent(key, k -> new long[1])[0] += count;
-        PeerProgress.tupleProcessed(index);
+        if (PeerProgress.tupleProcessed(index)) {
+            PeerProgress.record(latency, PeerProgress.nowUs() - 1_000 * input.getLong(2));
+        }
     }
 
     private void closeWindow() {
