@@ -38,7 +38,7 @@ help:
 	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
 	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER|HANDOFF]  rescale the running topology (docs/rescaling.md)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
-	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] maximum sustainable throughput per grouping (rate steps)"
+	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] [PEERS=storm] maximum sustainable throughput per grouping (rate steps)"
 	@echo "make test                         every test: unit and integration (real Kafka, Spark, InfluxDB, Chromium, Maven); the 20 slowest"
 	@echo "make test-fast                    the tests that need no service (no Kafka, Spark, InfluxDB, Maven, browser), under 2 minutes"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/faults.md)"
@@ -98,14 +98,15 @@ bench: up
 bench-all: up
 	$(PY) -m bench run-all $(if $(GROUPINGS),--groupings $(GROUPINGS)) $(BENCH_OPTS)
 
+# PEERS=storm: also the Storm peer, on the same topic (make perf) or the same paced records (make
+# capacity), per grouping (docs/performance.md).
+PEERS ?=
 RATES ?=
 capacity: up
 	$(PY) -m bench capacity $(if $(GROUPINGS),--groupings $(GROUPINGS)) $(if $(COST_MS),--cost-ms $(COST_MS)) \
 	  $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(WORKERS)) $(if $(RATES),--rates $(RATES)) \
-	  $(if $(REPEAT),--repeat $(REPEAT)) $(ARGS)
+	  $(if $(REPEAT),--repeat $(REPEAT)) $(if $(PEERS),--peers $(PEERS)) $(ARGS)
 
-# PEERS=storm: also the harness against the Storm peer, per grouping, on the same topic (docs/performance.md).
-PEERS ?=
 perf: up
 	$(PY) -m bench.perf $(if $(PEERS),--peers $(PEERS))
 

@@ -1,21 +1,24 @@
 """The capacity ladders on the real stack: one paced live run per step (`bench.run`), each step
 measured and decided (`decision`), written to InfluxDB (`step_point`), and the whole as a record,
-a table and a figure of p99 against rate."""
+a table and a figure of p99 against rate. With `peers=("storm",)` each harness ladder is followed by
+the Storm peer's on the same rates (`bench.capacity.storm`), repetition by repetition."""
 
 from __future__ import annotations
 
 import json
 import math
+import os
 import statistics
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, default_rates, hot_worker_bound,
                                      ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds)
+from bench.capacity.storm import run_storm_step
 from bench.observer.influx import one_line, write_points
 from bench.run.lifecycle import run_stream
 from bench.run.options import RunOptions
-from bench.run.preflight import default_master, prepare
+from bench.run.preflight import Prepared, default_master, prepare
 from bench.run.warm_up import warm_up
 from bench.topology.session import build_session
 
@@ -34,6 +37,8 @@ class CapacityOptions:
     warmup_s: float = 5.0
     experiment_id: str = "capacity"
     results_dir: Path | None = None
+    peers: tuple[str, ...] = ()
+    """Peer systems laddered after each harness ladder: `("storm",)` or none."""
 
     def rates_for(self, cost_ms: float) -> list[float]:
         return list(self.rates) if self.rates else default_rates(cost_ms, self.workers)
@@ -64,11 +69,11 @@ def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresh
 
 
 def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str,
-               experiment_id: str) -> tuple[str, dict, dict, int]:
+               experiment_id: str, system: str = "harness") -> tuple[str, dict, dict, int]:
     """`(measurement, tags, fields, time_ms)` of one step (a `measure_step` dict) for InfluxDB.
 
-    Tags: run_id (the step's run, whose observer points carry the same tag), grouping, dataset,
-    cost_ms, repetition (1-based), experiment_id. Fields, typed the same whatever the values (InfluxDB
+    Tags: run_id (the step's run, whose observer points carry the same tag; a Storm step's topic),
+    grouping, dataset, cost_ms, repetition (1-based), experiment_id, system (harness or storm). Fields, typed the same whatever the values (InfluxDB
     refuses a type change): rate, p50_ms, p99_ms (ms), lag_slope (records/s), lag_growth (lag slope
     over the rate, the figure `max_lag_growth` bounds), max_lag (records), hottest_share (0-1),
     all floats and absent when unknown; held (bool); why (text). Timestamp: the step's last batch.
@@ -82,7 +87,7 @@ def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str
               "max_lag": number(step.get("max_lag")), "hottest_share": number(step.get("hottest_share")),
               "held": bool(step["holds"]), "why": str(step["why"])}
     tags = {"run_id": step["run_id"], "grouping": grouping, "dataset": dataset, "cost_ms": f"{cost_ms:g}",
-            "repetition": str(rep + 1), "experiment_id": experiment_id}
+            "repetition": str(rep + 1), "experiment_id": experiment_id, "system": system}
     return CAPACITY_STEP, tags, {k: v for k, v in fields.items() if v is not None}, int(step["time_ms"])
 
 
@@ -99,21 +104,60 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
             progress=False, no_influx=False)
         prepared = prepare(run_options, log=log)
         log(f"capacity: {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
+        cpu_s = jvm_cpu_seconds(spark)
         run_stream(prepared, spark=spark, log=lambda *_: None)
         step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
-        p99, slope = step["p99_ms"], step["lag_slope"]
-        log(f"  -> {step['why']} (p99 {'-' if p99 is None else f'{p99:,.0f}'} ms, "
-            f"lag slope {'-' if slope is None else f'{slope:,.1f}'} rec/s)")
-        if prepared.influx_url:
-            try:
-                write_points(prepared.influx_url, prepared.influx_database,
-                             [step_point(step, grouping, cost_ms, rep, options.dataset, options.experiment_id)])
-            except Exception as e:  # noqa: BLE001 - the dashboards miss a point; capacity.json has it
-                log(f"  warning: capacity step not written to InfluxDB: {one_line(e)}")
+        after = jvm_cpu_seconds(spark)
+        step["cpu_us_per_record"] = None if None in (cpu_s, after) else 1e6 * (after - cpu_s) / run_options.limit
+        step["system"] = "harness"
+        _record_step(step, prepared, grouping, cost_ms, rep, options, log)
         steps.append(step)
         if not step["holds"]:
             break
     return steps
+
+
+def run_storm_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, services: Prepared,
+                     log=print) -> list[dict]:
+    """The Storm peer's ladder at the same rates (`bench.capacity.storm.run_storm_step`), on the broker
+    and InfluxDB of `services` (a prepared run's)."""
+    steps = []
+    for rate in options.rates_for(cost_ms):
+        topic = f"{options.experiment_id}.storm.{grouping.lower()}.c{cost_ms:g}.r{rate:g}.k{rep}"
+        log(f"capacity: Storm peer {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
+        step = run_storm_step(services.config.bootstrap_servers, options.dataset, grouping, cost_ms, rate,
+                              options.step_s, options.warmup_s, options.thresholds, topic)
+        _record_step(step, services, grouping, cost_ms, rep, options, log)
+        steps.append(step)
+        if not step["holds"]:
+            break
+    return steps
+
+
+def _record_step(step: dict, services: Prepared, grouping: str, cost_ms: float, rep: int,
+                 options: CapacityOptions, log) -> None:
+    """Log a decided step and write its InfluxDB point (a failed write is logged: capacity.json has it)."""
+    p99, slope = step["p99_ms"], step["lag_slope"]
+    log(f"  -> {step['why']} (p99 {'-' if p99 is None else f'{p99:,.0f}'} ms, "
+        f"lag slope {'-' if slope is None else f'{slope:,.1f}'} rec/s)")
+    if services.influx_url:
+        try:
+            write_points(services.influx_url, services.influx_database,
+                         [step_point(step, grouping, cost_ms, rep, options.dataset, options.experiment_id,
+                                     step["system"])])
+        except Exception as e:  # noqa: BLE001 - the dashboards miss a point; capacity.json has it
+            log(f"  warning: capacity step not written to InfluxDB: {one_line(e)}")
+
+
+def jvm_cpu_seconds(spark) -> float | None:
+    """CPU time of the Spark driver's JVM so far (every thread: executors in local mode, the JIT, GC),
+    s, from /proc (Linux); None where there is no /proc."""
+    pid = spark.sparkContext._jvm.java.lang.ProcessHandle.current().pid()
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def run_capacity(options: CapacityOptions, log=print) -> dict:
@@ -122,50 +166,76 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
     ladders = []
     try:
         # The first step must not pay the session's start-up (it would fail for that alone).
-        warm_up(spark, prepare(RunOptions(grouping=options.groupings[0], dataset=options.dataset,
-                                          workers=options.workers, cost_ms=options.costs_ms[0],
-                                          run_id=f"{options.experiment_id}-warmup", worker_window_s=5,
-                                          aggregator_window_s=10, watermark_delay_s=2), log=log), log=log)
+        first = prepare(RunOptions(grouping=options.groupings[0], dataset=options.dataset, workers=options.workers,
+                                   cost_ms=options.costs_ms[0], run_id=f"{options.experiment_id}-warmup",
+                                   worker_window_s=5, aggregator_window_s=10, watermark_delay_s=2), log=log)
+        warm_up(spark, first, log=log)
         for cost_ms in options.costs_ms:
             for grouping in options.groupings:
                 for rep in range(options.repeat):
                     steps = run_ladder(options, grouping, cost_ms, rep, spark, log)
-                    ladders.append({"grouping": grouping, "cost_ms": cost_ms, "rep": rep, "steps": steps,
-                                    "capacity": capacity_of(steps), "saturated": ladder_saturated(steps)})
+                    ladders.append(ladder_record("harness", grouping, cost_ms, rep, steps))
+                    if "storm" in options.peers:
+                        steps = run_storm_ladder(options, grouping, cost_ms, rep, first, log)
+                        ladders.append(ladder_record("storm", grouping, cost_ms, rep, steps))
     finally:
         spark.stop()
     return {"options": {**asdict(options), "results_dir": str(options.results_dir)},
             "ladders": ladders, "capacity": summarize(ladders)}
 
 
+def ladder_record(system: str, grouping: str, cost_ms: float, rep: int, steps: list[dict]) -> dict:
+    """One ladder of capacity.json: the system that ran it (harness or storm), its steps and capacity."""
+    return {"system": system, "grouping": grouping, "cost_ms": cost_ms, "rep": rep, "steps": steps,
+            "capacity": capacity_of(steps), "saturated": ladder_saturated(steps)}
+
+
+def _cpu_at_capacity(ladders: list[dict]) -> float | None:
+    """Median over the ladders of the CPU per record (µs) of each one's last step that held."""
+    values = []
+    for lad in ladders:
+        held = [s for s in lad["steps"] if s["holds"]]
+        if held and held[-1].get("cpu_us_per_record") is not None:
+            values.append(held[-1]["cpu_us_per_record"])
+    return statistics.median(values) if values else None
+
+
 def summarize(ladders: list[dict]) -> list[dict]:
-    """One row per (grouping, cost): median capacity over repetitions, spread (`median_and_spread`,
-    with the ladders on which every step held marked as lower bounds), and the hot-worker bound."""
+    """One row per (system, grouping, cost): median capacity over repetitions, spread
+    (`median_and_spread`, with the ladders on which every step held marked as lower bounds), the
+    hot-worker bound, and the engine's CPU per record at capacity (`cpu_us_per_record`: the Spark
+    JVM's or the Storm peer JVM's CPU over the step, µs per record; the producer and the harness's
+    Python driver not counted). A ladder without a system (a record from before the Storm peer)
+    is the harness's."""
     rows = []
-    keys = sorted({(lad["grouping"], lad["cost_ms"]) for lad in ladders}, key=lambda k: (k[1], k[0]))
-    for grouping, cost in keys:
-        mine = [lad for lad in ladders if lad["grouping"] == grouping and lad["cost_ms"] == cost]
+    keys = sorted({(lad.get("system", "harness"), lad["grouping"], lad["cost_ms"]) for lad in ladders},
+                  key=lambda k: (k[2], k[1], k[0]))
+    for system, grouping, cost in keys:
+        mine = [lad for lad in ladders
+                if lad.get("system", "harness") == system and lad["grouping"] == grouping and lad["cost_ms"] == cost]
         shares = [s["hottest_share"] for lad in mine for s in lad["steps"] if s.get("hottest_share")]
         share = statistics.median(shares) if shares else None
         spread = median_and_spread([lad["capacity"] for lad in mine], [not ladder_saturated(lad["steps"]) for lad in mine])
-        rows.append({"grouping": grouping, "cost_ms": cost, **spread,
-                     "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost)})
+        rows.append({"system": system, "grouping": grouping, "cost_ms": cost, **spread,
+                     "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost),
+                     "cpu_us_per_record": _cpu_at_capacity(mine)})
     return rows
 
 
 def format_capacity_table(rows: list[dict]) -> str:
-    head = ["GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
-            "HOTTEST WORKER", "BOUND 1000/(share*cost)"]
+    head = ["SYSTEM", "GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
+            "HOTTEST WORKER", "BOUND 1000/(share*cost)", "CPU AT CAPACITY (us/record)"]
 
     def at_least(bound: bool) -> str:
         return ">=" if bound else ""
 
-    body = [[r["grouping"], f"{r['cost_ms']:g}",
+    body = [[r.get("system", "harness"), r["grouping"], f"{r['cost_ms']:g}",
              "-" if r["median"] is None else f"{at_least(r['at_least'])}{r['median']:g}",
              "-" if r["min"] is None else f"{r['min']:g}-{r['max']:g}",
              ",".join(f"{at_least(b)}{v:g}" for v, b in zip(r["values"], r["lower_bounds"])),
              "-" if r["hottest_share"] is None else f"{100 * r['hottest_share']:.1f} %",
-             "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}"] for r in rows]
+             "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}",
+             "-" if r.get("cpu_us_per_record") is None else f"{r['cpu_us_per_record']:,.0f}"] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
@@ -175,9 +245,10 @@ def format_capacity_table(rows: list[dict]) -> str:
 
 
 def capacity_figure(record: dict):
-    """p99 processing latency against input rate, one line per grouping (median over the
-    repetitions that ran the step), one panel per cost; under a cost, each grouping's hot-worker
-    bound as a dotted vertical line of its colour."""
+    """p99 processing latency against input rate, one line per grouping and system (median over the
+    repetitions that ran the step; the harness solid, the Storm peer dash-dotted in its grouping's
+    colour), one panel per cost; under a cost, each grouping's hot-worker bound as a dotted
+    vertical line of its colour."""
     # deferred: matplotlib takes about a second to import; only the capacity record's figure needs it
     import matplotlib
 
@@ -185,22 +256,29 @@ def capacity_figure(record: dict):
     import matplotlib.pyplot as plt  # deferred: after matplotlib.use("Agg")
 
     costs = sorted({lad["cost_ms"] for lad in record["ladders"]})
+    systems = sorted({lad.get("system", "harness") for lad in record["ladders"]})
+    colours: dict[str, str] = {}
     fig, axes = plt.subplots(1, len(costs), figsize=(6 * len(costs), 4.5), squeeze=False)
     for ax, cost in zip(axes[0], costs):
         for grouping in sorted({lad["grouping"] for lad in record["ladders"]}):
-            by_rate: dict[float, list[float]] = {}
-            for lad in record["ladders"]:
-                if lad["grouping"] == grouping and lad["cost_ms"] == cost:
-                    for s in lad["steps"]:
-                        if s["p99_ms"] is not None:
-                            by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
-            if by_rate:
+            for system in systems:
+                by_rate: dict[float, list[float]] = {}
+                for lad in record["ladders"]:
+                    if lad["grouping"] == grouping and lad["cost_ms"] == cost and lad.get("system", "harness") == system:
+                        for s in lad["steps"]:
+                            if s["p99_ms"] is not None:
+                                by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
+                if not by_rate:
+                    continue
                 rates = sorted(by_rate)
-                line, = ax.plot(rates, [statistics.median(by_rate[r]) for r in rates], marker="o", label=grouping)
-                bound = next((row["hot_worker_bound"] for row in record["capacity"]
-                              if row["grouping"] == grouping and row["cost_ms"] == cost), None)
-                if bound:
-                    ax.axvline(bound, color=line.get_color(), linestyle=":", linewidth=1)
+                line, = ax.plot(rates, [statistics.median(by_rate[r]) for r in rates], marker="o",
+                                color=colours.get(grouping), linestyle="-" if system == "harness" else "-.",
+                                label=grouping if len(systems) == 1 else f"{grouping} ({system})")
+                colours.setdefault(grouping, line.get_color())
+            bound = next((row["hot_worker_bound"] for row in record["capacity"]
+                          if row["grouping"] == grouping and row["cost_ms"] == cost), None)
+            if bound and grouping in colours:
+                ax.axvline(bound, color=colours[grouping], linestyle=":", linewidth=1)
         ax.axhline(record["options"]["thresholds"]["max_p99_ms"], color="grey", linestyle="--", linewidth=1,
                    label="p99 threshold")
         ax.set_xscale("log")

@@ -37,6 +37,8 @@ def add_parsers(subparsers) -> None:
                    help="... and its consumer lag grows by at most this fraction of the rate (default %(default)s)")
     p.add_argument("--warmup-s", type=float, default=5.0,
                    help="seconds of each step left out of its figures (default %(default)s)")
+    p.add_argument("--peers", default="", help="'storm': after each harness ladder, the Storm peer's at the same "
+                                               "rates on the same records (COUNTRY datasets, W = 10; default none)")
     p.add_argument("--out", type=Path, help="output folder (default results/capacity/<UTC timestamp>)")
     p.set_defaults(handler=main)
 
@@ -53,11 +55,21 @@ def main(args) -> int:
     if rates is not None and (not rates or rates != sorted(rates) or rates[0] <= 0):
         print("error: --rates must be positive and ascending", file=sys.stderr)
         return 2
+    peers = tuple(x.strip().lower() for x in args.peers.split(",") if x.strip())
+    if set(peers) - {"storm"}:
+        print(f"error: unknown peer(s) {', '.join(sorted(set(peers) - {'storm'}))}: the one peer is storm",
+              file=sys.stderr)
+        return 2
+    if peers and (not args.dataset.upper().startswith("COUNTRY") or args.workers != 10):
+        print("error: the Storm peer splits COUNTRY records ({\"country\": ...}) on 10 partitions into W = 10 "
+              f"workers; got --dataset {args.dataset} --workers {args.workers}", file=sys.stderr)
+        return 2
     options = CapacityOptions(
         groupings=[g.strip().upper() for g in args.groupings.split(",") if g.strip()],
         costs_ms=_floats(args.cost_ms), rates=rates, dataset=args.dataset, step_s=args.step_s,
         repeat=args.repeat, workers=args.workers, warmup_s=args.warmup_s,
         thresholds=Thresholds(args.max_p99_ms, args.max_lag_growth), experiment_id=f"capacity-{stamp}",
+        peers=peers,
     )
     record = run_capacity(options)
     out.mkdir(parents=True, exist_ok=True)
@@ -69,7 +81,9 @@ def main(args) -> int:
         fig.savefig(out / f"p99_vs_rate.{ext}", dpi=120)
     print()
     print(f"input: live replay of {args.dataset} at each step's rate (open loop), {args.step_s:g} s per step; a step "
-          f"holds if p99 <= {args.max_p99_ms:g} ms and lag growth <= {args.max_lag_growth:g} x rate")
+          f"holds if p99 <= {args.max_p99_ms:g} ms and lag growth <= {args.max_lag_growth:g} x rate"
+          + ("; the Storm peer fitted to this machine's cores, on the same records after each harness ladder"
+             if peers else ""))
     print(table)
     print(f"record: {out}")
     return 0

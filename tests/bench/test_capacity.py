@@ -61,7 +61,8 @@ def test_a_step_point_has_the_same_field_types_whatever_the_values():
     measurement, tags, fields, time_ms = step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x")
     assert measurement == CAPACITY_STEP and time_ms == 1_700_000_000_000
     assert tags == {"run_id": "cap-key-c1-r500-k0", "grouping": "KEY", "dataset": "COUNTRY_SKEW_R80",
-                    "cost_ms": "1", "repetition": "1", "experiment_id": "capacity-x"}
+                    "cost_ms": "1", "repetition": "1", "experiment_id": "capacity-x", "system": "harness"}
+    assert step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x", "storm")[1]["system"] == "storm"
     assert fields == {"rate": 500.0, "p50_ms": 3.5, "p99_ms": 12.0, "lag_slope": 5.0, "lag_growth": 0.01,
                       "max_lag": 40.0, "hottest_share": 0.8, "held": True, "why": "holds"}
     assert all(type(v) is float for k, v in fields.items() if k not in ("held", "why"))
@@ -84,6 +85,12 @@ def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
     assert rows[0]["median"] == 500 and rows[0]["at_least"] and rows[0]["lower_bounds"] == [True, True, False]
     table = format_capacity_table(rows)
     assert ">=500" in table and ">=500,>=500,250" in table and "raise --rates" in table
+    assert rows[0]["system"] == "harness" and table.startswith("SYSTEM")
+    both = summarize([{"system": "storm", "grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 250,
+                       "steps": [{**failed[0], "cpu_us_per_record": 40.0}, failed[1]]},
+                      {"grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 500, "steps": held}])
+    assert [(r["system"], r["median"], r["cpu_us_per_record"]) for r in both] == [("harness", 500, None),
+                                                                                  ("storm", 250, 40.0)]
 
 
 def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
@@ -114,3 +121,30 @@ def test_the_figure_draws_p99_against_rate_per_grouping_with_the_hot_worker_boun
     assert [list(line.get_xdata()) for line in zero.lines][0] == [250, 500, 1000]
     verticals = [line for line in one.lines if list(line.get_xdata()) == [1250.0, 1250.0]]
     assert len(verticals) == 1 and not any(list(line.get_xdata()) == [1250.0, 1250.0] for line in zero.lines)
+
+
+def test_a_storm_step_is_decided_by_the_harness_rule_on_its_progress_samples():
+    from bench.capacity.decision import Thresholds
+    from bench.capacity.storm import measure_storm_step, progress_batches
+    from bench.latency import encode
+    from tests.histograms import histogram
+
+    assert progress_batches([[1_000, 0, 0], [1_250, 90, 80], [1_500, 200, 190]]) == [
+        {"batch_id": 0, "records": 0, "end_ms": 1_000}, {"batch_id": 1, "records": 80, "end_ms": 1_250},
+        {"batch_id": 2, "records": 110, "end_ms": 1_500}]
+    # 400 rec/s for 10 s from t = 0: keeping up, the processed count follows the rate 50 ms behind.
+    kept_up = [[t, 400 * t // 1000, max(0, 400 * (t - 50) // 1000)] for t in range(0, 10_001, 250)]
+    result = {"ok": True, "outcome": "complete", "progress": kept_up, "worker_loads": [3_000, 1_000],
+              "cpu_seconds": 2.0, "settings": {"executors": {"worker": 10}},
+              "latency": {"tuples": 3, "histogram": encode(histogram([20_000, 30_000, 400_000]))}}
+    step = measure_storm_step(result, 400.0, 4_000, 0, 2.0, Thresholds(), "t")
+    assert step["holds"] and step["why"] == "holds" and step["system"] == "storm"
+    assert abs(step["lag_slope"]) < 1 and step["p99_ms"] == pytest.approx(400.0, rel=1e-3)
+    assert step["hottest_share"] == 0.75 and step["cpu_us_per_record"] == 500.0
+    # Reading half as fast as the rate: the lag grows by 200 rec/s, more than 10 % of 400.
+    behind = [[t, 200 * t // 1000, 200 * t // 1000] for t in range(0, 10_001, 250)]
+    slow = measure_storm_step({**result, "progress": behind}, 400.0, 4_000, 0, 2.0, Thresholds(), "t")
+    assert not slow["holds"] and "lag grows" in slow["why"] and slow["lag_slope"] == pytest.approx(200, rel=0.01)
+    failed = measure_storm_step({**result, "ok": False, "outcome": "no progress for 60 s"}, 400.0, 4_000, 0, 2.0,
+                                Thresholds(), "t")
+    assert not failed["holds"] and failed["why"] == "peer no progress for 60 s"

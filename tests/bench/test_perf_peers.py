@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from bench.perf.peers import (Comparison, comparison_rows, fitted_executors, format_comparison, latency_figures,
-                              parse_peer_output)
+from bench.storm_peer import fitted_executors, latency_figures, parse_peer_output
+from bench.perf.peers import Comparison, comparison_rows, format_comparison
 
 
 def _cmp(**kw):

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.perf.peers import fitted_executors, latency_figures, run_storm_peer
+from bench.storm_peer import fitted_executors, latency_figures, run_storm_peer
 
 
 @pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])
@@ -45,3 +45,22 @@ def test_storm_peer_processes_every_record_with_the_simulators_loads(stack, mave
     assert read == records
     workers, _ = route_table(table, grouping, 10, 10)
     assert result["worker_loads"] == [int(x) for x in figures(table, workers, 10).worker_loads]
+
+
+def test_a_storm_capacity_step_on_a_paced_topic_is_measured_and_decided(stack, maven):
+    import os
+    import time
+
+    from bench.capacity.decision import Thresholds
+    from bench.capacity.storm import run_storm_step
+
+    # 4 s of COUNTRY_SKEW_R80 paced at 1,000 rec/s into a fresh topic while the peer reads it.
+    step = run_storm_step(stack.bootstrap_servers, "COUNTRY_SKEW_R80", "KEY", 0.0, 1000.0, 4.0, 1.0, Thresholds(),
+                          f"test.storm-step.{time.time_ns()}")
+    assert step["holds"], step["why"]
+    assert step["system"] == "storm" and step["rate"] == 1000.0
+    assert 0 < step["p50_ms"] <= step["p99_ms"] <= Thresholds().max_p99_ms
+    assert step["lag_slope"] is not None and step["max_lag"] is not None  # samples after the 1 s warm-up
+    assert step["cpu_us_per_record"] > 0 and 0 < step["hottest_share"] <= 1
+    fitted = min(os.cpu_count() or 1, 10)
+    assert step["executors"] == {"spout": fitted, "splitter": fitted, "worker": fitted, "aggregator": 1}

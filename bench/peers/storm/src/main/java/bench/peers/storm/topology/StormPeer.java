@@ -2,6 +2,7 @@ package bench.peers.storm.topology;
 
 import groupings.Groupings;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
@@ -49,10 +50,14 @@ import org.apache.storm.tuple.Fields;
  *
  * <p>The result's {@code latency}: the worker bolts' per-tuple processing latency after the
  * warm-up share (see {@link WorkerBolt}), as HdrHistogram's compressed base64 form (the harness's
- * worker task encodes its histograms the same way) with its count.
+ * worker task encodes its histograms the same way) with its count. {@code progress}: samples
+ * {@code [epoch ms, records read, tuples processed]} every {@value #SAMPLE_MS} ms from the
+ * submission to the end of the input (a capacity step's lag series); {@code cpu_seconds}: this
+ * JVM's CPU time over the same span (every executor, Storm's own threads and the JIT).
  */
 public final class StormPeer {
     private static final String RESULT_PREFIX = "STORM_PEER_RESULT ";
+    static final long SAMPLE_MS = 250;
 
     private StormPeer() {}
 
@@ -136,8 +141,11 @@ public final class StormPeer {
         long startNanos = System.nanoTime();
         try (LocalCluster cluster = new LocalCluster()) {
             long submitNanos = System.nanoTime();
+            long cpuStart = processCpuNanos();
             cluster.submitTopology("storm-peer", conf, builder.createTopology());
-            String outcome = waitForInput(records, idleTimeoutNs);
+            List<long[]> progress = new ArrayList<>();
+            String outcome = waitForInput(records, idleTimeoutNs, progress);
+            double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9;
             long processed = PeerProgress.PROCESSED.get();
             long emitted = PeerProgress.TUPLES_EMITTED.sum();
             // The last windows close on the next tick: wait for the aggregator to hold every tuple.
@@ -172,6 +180,8 @@ public final class StormPeer {
             result.put("tuples_aggregated", aggregated);
             result.put("worker_loads", loads);
             result.put("latency", latency(PeerProgress.latency()));
+            result.put("progress", progress);
+            result.put("cpu_seconds", cpuSeconds);
             result.put("steady_rate", Double.isNaN(steady) ? null : steady);
             result.put("warm_up_tuples", warmUp);
             result.put("steady_seconds", ok ? (last - warm) / 1e9 : null);
@@ -208,14 +218,25 @@ public final class StormPeer {
         Runtime.getRuntime().halt(status);
     }
 
-    /** Wait until the splitters read every record and the worker bolts processed every emitted tuple. */
-    private static String waitForInput(long records, long idleTimeoutNs) throws InterruptedException {
+    /**
+     * Wait until the splitters read every record and the worker bolts processed every emitted tuple,
+     * adding a {@code [epoch ms, read, processed]} sample to {@code progress} every {@link #SAMPLE_MS}.
+     */
+    private static String waitForInput(long records, long idleTimeoutNs, List<long[]> progress)
+            throws InterruptedException {
         long lastChange = System.nanoTime();
         long seen = -1;
+        long nextSample = 0;
         while (true) {
             long read = PeerProgress.RECORDS.sum();
             long processed = PeerProgress.PROCESSED.get();
+            long nowMs = System.currentTimeMillis();
+            if (nowMs >= nextSample) {
+                progress.add(new long[] {nowMs, read, processed});
+                nextSample = nowMs + SAMPLE_MS;
+            }
             if (read >= records && processed >= PeerProgress.TUPLES_EMITTED.sum()) {
+                progress.add(new long[] {System.currentTimeMillis(), read, processed});
                 Thread.sleep(200); // anything beyond the expected records would show now
                 return PeerProgress.RECORDS.sum() == records ? "complete" : "more records than expected";
             }
@@ -227,6 +248,12 @@ public final class StormPeer {
             }
             Thread.sleep(20);
         }
+    }
+
+    /** This JVM's CPU time so far, ns (every thread). */
+    private static long processCpuNanos() {
+        return ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                .getProcessCpuTime();
     }
 
     /** {@code {"tuples": n, "histogram": <compressed base64>}} of the merged worker latencies. */

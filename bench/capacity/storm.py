@@ -1,0 +1,97 @@
+"""The capacity ladder of the Storm peer (`make capacity PEERS=storm`): the harness's steps on the
+Storm peer fitted to the machine (`bench.storm_peer.fitted_executors`), decided by the same
+rule (`decision.step_holds` on `decision.lag_series`).
+
+One step: a fresh topic of P = 10 partitions; the peer started on it (it reads from the start, so
+nothing is missed), `STORM_START_S` later the project's producer replays `rate x step_s` records of
+the dataset at the step's rate (open loop, the same records and intended send times as a harness
+step), and the peer ends once it has processed them all. Its figures, defined as the harness's:
+- processing latency: the worker bolts' HdrHistogram (now minus the Kafka timestamp), after the
+  first `warmup_s x rate` tuples (the harness leaves out the tuples of its first `warmup_s`);
+- lag: the records due by t (`rate x t`) minus the tuples the workers had processed by t, from the
+  peer's progress samples (every 250 ms) in place of the harness's batch ends;
+- CPU: the peer JVM's CPU time over the step per record (`cpu_us_per_record`).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from bench.capacity.decision import Thresholds, lag_series, lag_slope, step_holds
+from bench.observer.influx import one_line
+from bench.storm_peer import fitted_executors, latency_figures, run_storm_peer
+from bench.run.input import ensure_topics
+from datasets import get_dataset
+from producers.replay import replay
+
+PARTITIONS = 10
+"""Partitions of a step's topic: the peer's 10 spout tasks read one each (partition p to splitter
+p mod 10), as the harness's splitter instances."""
+STORM_START_S = 20.0
+"""Seconds between starting the peer and its producer: the LocalCluster and its executors start in
+5-10 s on two cores (the first tuple reached a worker bolt about 5 s after submission, 2026-11-26);
+records sent before the spouts poll would wait, and count as latency."""
+
+
+def progress_batches(progress: list[list[int]]) -> list[dict]:
+    """The peer's progress samples (`[epoch ms, records read, tuples processed]`, in time order) as
+    the batch figures `decision.lag_series` reads: one per interval, `records` = the tuples
+    processed in it (COUNTRY records are one tuple each), `end_ms` = the sample's time."""
+    batches, before = [], 0
+    for i, (t_ms, _read, processed) in enumerate(progress):
+        batches.append({"batch_id": i, "records": int(processed) - before, "end_ms": int(t_ms)})
+        before = int(processed)
+    return batches
+
+
+def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int, warmup_s: float,
+                       thresholds: Thresholds, topic: str) -> dict:
+    """One Storm step decided as a harness step (`ladder.measure_step`'s keys, `run_id` = the topic),
+    plus `cpu_us_per_record` (the peer JVM's CPU over the step, µs per record) and `system`."""
+    t, lag = lag_series(progress_batches(result.get("progress") or []), first_ts_ms, rate, records, warmup_s)
+    slope = lag_slope(t, lag)
+    figures = latency_figures(result)
+    ok, why = step_holds(figures["latency_p99_ms"], slope, rate, thresholds)
+    if not result.get("ok"):
+        ok, why = False, f"peer {result.get('outcome')}"
+    loads = result.get("worker_loads") or []
+    samples = result.get("progress") or []
+    return {"rate": rate, "run_id": topic, "holds": ok, "why": why, "p99_ms": figures["latency_p99_ms"],
+            "p50_ms": figures["latency_p50_ms"], "lag_slope": slope,
+            "max_lag": float(lag.max()) if len(lag) else None,
+            "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None,
+            "time_ms": int(samples[-1][0]) if samples else int(time.time() * 1000),
+            "cpu_us_per_record": 1e6 * result["cpu_seconds"] / records if result.get("cpu_seconds") else None,
+            "executors": (result.get("settings") or {}).get("executors"), "system": "storm"}
+
+
+def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, rate: float, step_s: float,
+                   warmup_s: float, thresholds: Thresholds, topic: str) -> dict:
+    """One step on a fresh topic (see the module docstring). A peer that fails (a count short, no
+    progress) makes a step that does not hold, with its error as the reason."""
+    records = max(1, int(rate * step_s))
+    ensure_topics(bootstrap, {topic: PARTITIONS})
+    outcome: dict = {}
+
+    def peer() -> None:
+        try:
+            outcome["result"] = run_storm_peer(
+                bootstrap, topic, records, grouping, cost_ms=cost_ms,
+                warm_up_fraction=min(0.9, warmup_s * rate / records),
+                extra=[*fitted_executors(cost_ms), "--window-s", "5"], timeout_s=STORM_START_S + 20 * step_s + 300)
+        except Exception as e:  # noqa: BLE001 - reported as the step's reason; the ladder goes on
+            outcome["error"] = one_line(e)
+
+    thread = threading.Thread(target=peer, name=f"storm-peer-{topic}", daemon=True)
+    thread.start()
+    time.sleep(STORM_START_S)
+    sent = replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=rate, limit=records,
+                  progress=False, key_stats=False)
+    thread.join()
+    if "result" not in outcome:
+        return {"rate": rate, "run_id": topic, "holds": False, "why": f"peer failed: {outcome.get('error')}",
+                "p99_ms": None, "p50_ms": None, "lag_slope": None, "max_lag": None, "hottest_share": None,
+                "time_ms": int(time.time() * 1000), "cpu_us_per_record": None, "executors": None, "system": "storm"}
+    return measure_storm_step(outcome["result"], rate, records, int(sent.first_timestamp_ms or 0), warmup_s,
+                              thresholds, topic)
