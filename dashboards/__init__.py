@@ -7,7 +7,8 @@ InfluxDB 1.8, 2.x (v1 compatibility API) and 3.x share:
   columns of `metrics.parquet` (std_dev, dist_cost, throughput_ratio, latency_p50_ms, ...).
 - `worker_load`, one point per worker per tick; the same tags plus `worker`; fields load, share_pct.
 - `capacity_step`, one point per step of `make capacity` (`bench.capacity.step_point`); tags run_id
-  (the step's run), grouping, dataset, cost_ms, repetition, experiment_id; fields rate, p50_ms,
+  (the step's run; a Storm step's topic), grouping, dataset, cost_ms, repetition, experiment_id,
+  system (harness or storm; none on points written before 2026-11-28); fields rate, p50_ms,
   p99_ms, lag_slope, lag_growth, max_lag, hottest_share, held (bool), why.
 - `rescale`, one point per rescale event (`bench.observer.influx_schema.rescale_point`), of
   `bench simulate --rescale` (at the event's start on the tuples' clock; tag mode=simulate) and of

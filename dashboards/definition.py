@@ -85,11 +85,12 @@ def capacity_gauge() -> bargauge.Panel:
     return (bargauge.Panel().title("Capacity: highest input rate held (records/s)")
             .description("`make capacity` steps the input rate (open loop); a step holds if its processing p99 and "
                          "its consumer-lag growth stay under the thresholds (bench/capacity/decision.py). The highest rate any "
-                         "repetition held, per grouping and cost; the median over repetitions, with its spread, is in "
+                         "repetition held, per system (the harness, or the Storm peer of `make capacity PEERS=storm`), grouping and "
+                         "cost; the median over repetitions, with its spread, is in "
                          "results/capacity/<stamp>/capacity.txt.").datasource(DATASOURCE)
             .targets([influxql(f'SELECT max("rate") AS "held_rate" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND '
-                               f'{FILTER} AND "held" = true GROUP BY "grouping", "cost_ms"', "CAP",
-                               "$tag_grouping cost $tag_cost_ms ms")])
+                               f'{FILTER} AND "held" = true GROUP BY "system", "grouping", "cost_ms"', "CAP",
+                               "$tag_system $tag_grouping cost $tag_cost_ms ms")])
             .orientation(VizOrientation.HORIZONTAL).display_mode(BarGaugeDisplayMode.BASIC)
             .reduce_options(common.ReduceDataOptions().calcs(["max"]).values(False)).unit("rps").min(0))
 
@@ -101,7 +102,7 @@ def capacity_steps_table() -> table.Panel:
                          "the warm-up, the consumer-lag growth as a fraction of the rate, and whether the step held "
                          "(and why not).").datasource(DATASOURCE)
             .targets([influxql(f'SELECT "rate", "p50_ms", "p99_ms", "lag_growth", "held", "why" FROM "{CAPACITY_STEP}" '
-                               f'WHERE $timeFilter AND {FILTER} GROUP BY "grouping", "cost_ms", "repetition"', "STEPS",
+                               f'WHERE $timeFilter AND {FILTER} GROUP BY "system", "grouping", "cost_ms", "repetition"', "STEPS",
                                result_format="table")]))
 
 

@@ -17,6 +17,7 @@ The arithmetic (`lag_series`, `lag_slope`, `step_holds`, `capacity_of`) is pure 
 `capacity_step`, `step_point`) beside the step run's own observer points, for the dashboards;
 capacity.json stays the record.
 
-Two modules: `decision` (the thresholds and the pure arithmetic of a step and a ladder, no I/O) and
-`ladder` (the real runs, their records and InfluxDB points, the table and the figure).
+Three modules: `decision` (the thresholds and the pure arithmetic of a step and a ladder, no I/O),
+`ladder` (the real runs, their records and InfluxDB points, the table and the figure) and `storm`
+(the Storm peer's steps on the same records, for `--peers storm`, decided by the same rule).
 """
