@@ -73,8 +73,9 @@ def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str
     """`(measurement, tags, fields, time_ms)` of one step (a `measure_step` dict) for InfluxDB.
 
     Tags: run_id (the step's run, whose observer points carry the same tag; a Storm step's topic),
-    grouping, dataset, cost_ms, repetition (1-based), experiment_id, system (harness or storm). Fields, typed the same whatever the values (InfluxDB
-    refuses a type change): rate, p50_ms, p99_ms (ms), lag_slope (records/s), lag_growth (lag slope
+    grouping, dataset, cost_ms, repetition (1-based), experiment_id, system (harness or storm).
+    Fields, typed the same whatever the values (InfluxDB refuses a type change): rate, p50_ms,
+    p99_ms (ms), lag_slope (records/s), lag_growth (lag slope
     over the rate, the figure `max_lag_growth` bounds), max_lag (records), hottest_share (0-1),
     all floats and absent when unknown; held (bool); why (text). Timestamp: the step's last batch.
     """
@@ -263,11 +264,10 @@ def capacity_figure(record: dict):
         for grouping in sorted({lad["grouping"] for lad in record["ladders"]}):
             for system in systems:
                 by_rate: dict[float, list[float]] = {}
-                for lad in record["ladders"]:
-                    if lad["grouping"] == grouping and lad["cost_ms"] == cost and lad.get("system", "harness") == system:
-                        for s in lad["steps"]:
-                            if s["p99_ms"] is not None:
-                                by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
+                mine = [lad for lad in record["ladders"] if (lad.get("system", "harness"), lad["grouping"],
+                                                               lad["cost_ms"]) == (system, grouping, cost)]
+                for s in (s for lad in mine for s in lad["steps"] if s["p99_ms"] is not None):
+                    by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
                 if not by_rate:
                     continue
                 rates = sorted(by_rate)

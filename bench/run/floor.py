@@ -22,7 +22,8 @@ from bench.topology.config import TopologyConfig
 
 FLOOR_BATCHES = 10
 """Batches of the empty query measured (after its first, which plans the query and opens the
-consumers): about 5 s on two cores at 0.45 s per batch."""
+consumers): 76-114 ms each at `make bench`'s batch sizes (2026-11-28), a few seconds with the
+query's start."""
 FLOOR_TIMEOUT_S = 120.0
 """The empty query is stopped after this long even if it has not run `FLOOR_BATCHES` batches."""
 
@@ -35,8 +36,8 @@ def empty_query_cycle(spark, config: TopologyConfig, records_per_batch: int, bat
     has run `batches` batches after its first or read the whole topic.
 
     Returns `{"query", "records_per_batch", "batches", "cycle_p50_ms", "cycle_max_ms"}`: the median
-    and the largest batch duration (Spark's `triggerExecution`, ms) of the measured batches, or
-    `batches` 0 and no cycle when the topic ran out first (fewer records than the batches need).
+    and the largest batch duration (Spark's `triggerExecution`, ms) of the measured batches: fewer
+    than asked when the topic ran out first, and with none (0 batches) no cycle.
     Raises whatever the query raised (a broker gone, a topic deleted)."""
     config = replace(config, max_offsets_per_trigger=max(1, int(records_per_batch)))
     frame = spout.read_kafka(spark, config)
