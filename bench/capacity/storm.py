@@ -20,8 +20,8 @@ import time
 
 from bench.capacity.decision import Thresholds, lag_series, lag_slope, step_holds
 from bench.observer.influx import one_line
-from bench.storm_peer import fitted_executors, latency_figures, run_storm_peer
 from bench.run.input import ensure_topics
+from bench.storm_peer import fitted_executors, latency_figures, run_storm_peer
 from datasets import get_dataset
 from producers.replay import replay
 

@@ -45,10 +45,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.storm_peer import build_storm_peer, fitted_executors, run_storm_peer
 from bench.perf import pipeline, stages
 from bench.perf._harness import Row
 from bench.stack import StackConfig
+from bench.storm_peer import build_storm_peer, fitted_executors, run_storm_peer
 
 SECTION = "peers"
 

@@ -4,8 +4,8 @@ import json
 
 import pytest
 
-from bench.storm_peer import fitted_executors, latency_figures, parse_peer_output
 from bench.perf.peers import Comparison, comparison_rows, format_comparison
+from bench.storm_peer import fitted_executors, latency_figures, parse_peer_output
 
 
 def _cmp(**kw):
