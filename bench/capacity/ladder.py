@@ -92,10 +92,20 @@ def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str
     return CAPACITY_STEP, tags, {k: v for k, v in fields.items() if v is not None}, int(step["time_ms"])
 
 
+def climb(rates: list[float], step_at) -> list[dict]:
+    """A ladder: `step_at(rate)` (a decided step dict with `holds`) for each rate in turn, until the
+    first step that does not hold (included)."""
+    steps = []
+    for rate in rates:
+        steps.append(step_at(rate))
+        if not steps[-1]["holds"]:
+            break
+    return steps
+
+
 def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print) -> list[dict]:
     """One repetition of one grouping at one cost: each rate in turn until a step does not hold."""
-    steps = []
-    for rate in options.rates_for(cost_ms):
+    def step_at(rate: float) -> dict:
         run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-k{rep}".replace(".", "_")
         run_options = RunOptions(
             grouping=grouping, dataset=options.dataset, workers=options.workers, cost_ms=cost_ms, rate=rate,
@@ -112,27 +122,24 @@ def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int
         step["cpu_us_per_record"] = None if None in (cpu_s, after) else 1e6 * (after - cpu_s) / run_options.limit
         step["system"] = "harness"
         _record_step(step, prepared, grouping, cost_ms, rep, options, log)
-        steps.append(step)
-        if not step["holds"]:
-            break
-    return steps
+        return step
+
+    return climb(options.rates_for(cost_ms), step_at)
 
 
 def run_storm_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, services: Prepared,
                      log=print) -> list[dict]:
     """The Storm peer's ladder at the same rates (`bench.capacity.storm.run_storm_step`), on the broker
     and InfluxDB of `services` (a prepared run's)."""
-    steps = []
-    for rate in options.rates_for(cost_ms):
+    def step_at(rate: float) -> dict:
         topic = f"{options.experiment_id}.storm.{grouping.lower()}.c{cost_ms:g}.r{rate:g}.k{rep}"
         log(f"capacity: Storm peer {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
         step = run_storm_step(services.config.bootstrap_servers, options.dataset, grouping, cost_ms, rate,
                               options.step_s, options.warmup_s, options.thresholds, topic)
         _record_step(step, services, grouping, cost_ms, rep, options, log)
-        steps.append(step)
-        if not step["holds"]:
-            break
-    return steps
+        return step
+
+    return climb(options.rates_for(cost_ms), step_at)
 
 
 def _record_step(step: dict, services: Prepared, grouping: str, cost_ms: float, rep: int,

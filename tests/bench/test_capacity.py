@@ -148,3 +148,17 @@ def test_a_storm_step_is_decided_by_the_harness_rule_on_its_progress_samples():
     failed = measure_storm_step({**result, "ok": False, "outcome": "no progress for 60 s"}, 400.0, 4_000, 0, 2.0,
                                 Thresholds(), "t")
     assert not failed["holds"] and failed["why"] == "peer no progress for 60 s"
+
+
+def test_a_ladder_climbs_until_its_first_step_that_does_not_hold():
+    from bench.capacity.ladder import climb
+
+    asked = []
+
+    def step_at(rate):
+        asked.append(rate)
+        return {"rate": rate, "holds": rate < 1000}
+
+    assert [s["rate"] for s in climb([250, 500, 1000, 2000], step_at)] == [250, 500, 1000]
+    assert asked == [250, 500, 1000]  # 2,000 is never run
+    assert [s["holds"] for s in climb([250, 500], step_at)] == [True, True]
