@@ -104,7 +104,8 @@ def test_capacity_panels_show_the_held_rate_and_every_step(stack, live_run, capa
         return influxql(stack, expand(raw, variables, now_ms - 3_600_000, now_ms + 60_000, "2s"))
 
     held = run("Capacity: highest input rate held")
-    assert [(s["tags"], s["values"][0][1]) for s in held] == [({"cost_ms": "1", "grouping": "DYNAMIC_KEY"}, 500.0)]
+    assert [(s["tags"], s["values"][0][1]) for s in held] == [
+        ({"cost_ms": "1", "grouping": "DYNAMIC_KEY", "system": "harness"}, 500.0)]
     steps = run("Capacity steps")
     rows = {s["tags"]["repetition"]: dict(zip(s["columns"], s["values"][0])) for s in steps}
     assert sorted(rows) == ["1", "2"]
