@@ -89,9 +89,5 @@ def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, 
     sent = replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=rate, limit=records,
                   progress=False, key_stats=False)
     thread.join()
-    if "result" not in outcome:
-        return {"rate": rate, "run_id": topic, "holds": False, "why": f"peer failed: {outcome.get('error')}",
-                "p99_ms": None, "p50_ms": None, "lag_slope": None, "max_lag": None, "hottest_share": None,
-                "time_ms": int(time.time() * 1000), "cpu_us_per_record": None, "executors": None, "system": "storm"}
-    return measure_storm_step(outcome["result"], rate, records, int(sent.first_timestamp_ms or 0), warmup_s,
-                              thresholds, topic)
+    result = outcome.get("result") or {"ok": False, "outcome": f"failed: {outcome.get('error')}"}
+    return measure_storm_step(result, rate, records, int(sent.first_timestamp_ms or 0), warmup_s, thresholds, topic)

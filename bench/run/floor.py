@@ -10,12 +10,12 @@ harness's figures; `make perf`'s stages section measures the same query against 
 
 from __future__ import annotations
 
-import json
 import statistics
 import tempfile
 import time
 from dataclasses import replace
 
+from bench.observer.batches import journal_batches
 from bench.results.record import RunRecord
 from bench.topology import spout
 from bench.topology.config import TopologyConfig
@@ -63,11 +63,9 @@ def empty_query_cycle(spark, config: TopologyConfig, records_per_batch: int, bat
 def measure_floor(spark, config: TopologyConfig, summary: dict, batches: int = FLOOR_BATCHES) -> dict:
     """`empty_query_cycle` at the run's median batch size (the batches of its observer journal,
     `<results_dir>/observer/progress.jsonl`, that read records), added to `summary` as
-    `spark_floor` and written to the run's summary.json. Returns the summary (unchanged when the
-    journal has no batch with records)."""
-    journal = config.results_dir / "observer" / "progress.jsonl"
-    sizes = [b["records"] for b in map(json.loads, journal.read_text().splitlines()) if b.get("records")] \
-        if journal.is_file() else []
+    `spark_floor` and written to the run's summary.json (a batch journalled twice by a resumed run
+    counts once). Returns the summary (unchanged when the journal has no batch with records)."""
+    sizes = [b["records"] for b in journal_batches(config.results_dir).values() if b.get("records")]
     if not sizes:
         return summary
     summary["spark_floor"] = empty_query_cycle(spark, config, int(statistics.median(sizes)), batches)
