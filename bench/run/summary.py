@@ -105,8 +105,8 @@ COLUMNS = [("grouping", "GROUPING"), ("data_plane", "ROUTED IN"), ("total", "TOT
            ("proc_rate", "PROC RATE (rec/sec)"), ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
            ("window_p99", "WINDOW LAT p99 (ms)"), ("status", "STATUS")]
 """ROUTED IN: where the grouping stage ran, `jvm` (the Java groupings, `bench.topology.jvm_stage`) or
-`python` (a grouping with no Java implementation or with parameters, or a rescale run). PROC TIME:
-first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker stage's own
+`python` (a grouping with no Java implementation or with a parameter the Java port does not take, or a
+rescale run). PROC TIME: first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker stage's own
 rate, without the micro-batch's other stages and the first batch's start-up). LAT: processing
 latency (Kafka timestamp to the worker's processing of the tuple); WINDOW LAT: aggregator output
 time minus Kafka timestamp (mostly the aggregation window)."""

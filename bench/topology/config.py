@@ -206,7 +206,7 @@ class TopologyConfig(TopologySettings):
     @property
     def data_plane(self) -> str:
         """Where the grouping stage routes: "jvm" (`bench.topology.jvm_stage`: a built-in grouping with
-        its defaults, no rescale) or "python" (`bench.topology.grouping_stage`)."""
+        parameters the Java port takes, no rescale) or "python" (`bench.topology.grouping_stage`)."""
         return jvm_stage.data_plane(self.grouping, self.grouping_params, self.rescale_protocol)
 
     @property

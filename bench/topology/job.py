@@ -33,7 +33,8 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
                                                grouping_stage.CONTROL_COLUMN)
         transfers = rescale_channel.transfer_rows(channel, worker_state.PACKED_SCHEMA, state_transfer.TRANSFER_COLUMN)
     if config.data_plane == "jvm":
-        routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock)
+        routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
+                                           config.grouping_params)
     else:
         routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
                                                config.grouping_clock, config.switches, config.worker_space,

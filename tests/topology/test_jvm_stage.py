@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from bench.topology.grouping_stage import route_batch, timestamps_ms
-from bench.topology.jvm_stage import JVM_GROUPINGS, apply_grouping, data_plane
+from bench.topology.jvm_stage import JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, data_plane
 
 pytestmark = pytest.mark.spark
 
@@ -74,23 +74,50 @@ def run_once(routed, folder: Path) -> pd.DataFrame:
     return pd.concat(out, ignore_index=True)
 
 
-@pytest.mark.parametrize("grouping", JVM_GROUPINGS)
-def test_the_jvm_stage_routes_and_summarizes_as_route_batch(spark, tmp_path, grouping):
+WITH_PARAMETERS = [
+    ("KEY_GROUP", {"max_parallelism": 256}),
+    ("VNODE", {"vnodes": 64}),
+    # every DYNAMIC_KEY parameter, small enough that keys are split within the 30 s of Kafka time
+    ("DYNAMIC_KEY", {"distinct_key_count": 3, "warm_up_ms": 0, "check_interval_ms": 500, "initial_pool_size": 1,
+                     "maintenance_period_ms": 2_000, "old_promotion_every": 2}),
+]
+"""Runs with `--param`: each Java grouping that takes parameters, with values other than its defaults."""
+
+
+@pytest.mark.parametrize(("grouping", "params"), [(g, {}) for g in JVM_GROUPINGS] + WITH_PARAMETERS,
+                         ids=[*JVM_GROUPINGS, *(f"{g}-params" for g, _ in WITH_PARAMETERS)])
+def test_the_jvm_stage_routes_and_summarizes_as_route_batch(spark, tmp_path, grouping, params):
     table = tuples()
-    jvm = run_once(apply_grouping(stream(spark, table, tmp_path / "in"), grouping, 7, "kafka"), tmp_path / "cp")
-    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
+    jvm = run_once(apply_grouping(stream(spark, table, tmp_path / "in"), grouping, 7, "kafka", params),
+                   tmp_path / "cp")
+    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params=params, clock="kafka")[0]
                        for _, rows in table.groupby("splitter"))
     assert len(jvm) == len(table) and list(jvm.columns) == ["event_ts", "key", "count", "worker", "routed"]
     assert len(summaries(jvm)) == 3  # one per splitter instance and batch
     assert summaries(jvm) == summaries(python)
     assert routing(jvm) == routing(python)
+    if params:  # the parameters matter: the grouping with its defaults routes these tuples otherwise
+        defaults = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
+                             for _, rows in table.groupby("splitter"))
+        assert routing(jvm) != routing(defaults)
 
 
-def test_only_the_java_groupings_with_defaults_and_no_rescale_take_the_jvm():
+def test_only_the_java_groupings_with_parameters_java_takes_and_no_rescale_take_the_jvm():
     assert [data_plane(g, {}, "") for g in ("KEY", "D_CHOICES", "toy_groupings:RoundRobin")] == ["jvm", "jvm", "python"]
-    assert data_plane("KEY_GROUP", {"max_parallelism": 256}, "") == "python"
-    assert data_plane("D_CHOICES", {"t": 2}, "") == "python"
+    assert [data_plane(g, p, "") for g, p in WITH_PARAMETERS] == ["jvm"] * len(WITH_PARAMETERS)
+    assert data_plane("D_CHOICES", {"t": 2}, "") == "python"  # SLB's T is fixed in the Java port
+    assert data_plane("VNODE", {"vnodes": 64.0}, "") == "python"  # not an integer: Python's error, not Java's
     assert data_plane("VNODE", {}, "HANDOFF") == "python"
+
+
+def test_the_parameters_java_takes_are_the_java_librarys(spark):
+    java = spark.sparkContext._jvm.groupings.Groupings.PARAMETERS
+    assert {g: tuple(java.get(g)) for g in java.keySet()} == JVM_PARAMETERS
+
+
+def test_a_parameter_the_java_grouping_does_not_take_is_refused_before_the_query_runs(spark, tmp_path):
+    with pytest.raises(Exception, match=r"D_CHOICES takes no parameter \[t\] in the Java port"):
+        apply_grouping(stream(spark, tuples(10), tmp_path / "in"), "D_CHOICES", 7, "kafka", {"t": 2})
 
 
 def test_a_grouping_with_no_java_implementation_is_refused_by_the_stage(spark, tmp_path):

@@ -1,6 +1,7 @@
 package bench.topology;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import groupings.Groupings;
 import groupings.ReferenceGrouping;
@@ -15,6 +16,7 @@ import java.sql.Timestamp;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -73,14 +75,16 @@ public final class GroupingStage {
      *
      * @param tuples columns {@code splitter int, partition int, offset long, idx int, event_ts
      *     timestamp} (the event-time column, with its watermark) {@code , key string, count long}
-     * @param grouping one of {@link Groupings#NAMES}, with its reference defaults
+     * @param grouping one of {@link Groupings#NAMES}
      * @param workers W
      * @param clock {@code kafka} or {@code processing} (bench's {@code --grouping-clock})
+     * @param params the grouping's parameters as a JSON object of integers (bench's {@code --param};
+     *     {@link Groupings#PARAMETERS}), {@code {}} for its reference defaults
      * @return {@link #OUTPUT} rows, one per tuple
-     * @throws IllegalArgumentException for a grouping with no Java implementation, W below 1 or an
-     *     unknown clock
+     * @throws IllegalArgumentException for a grouping with no Java implementation, a parameter it
+     *     does not take here or one that is not an integer, W below 1 or an unknown clock
      */
-    public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock) {
+    public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params) {
         if (!Groupings.NAMES.contains(grouping)) {
             throw new IllegalArgumentException("no Java grouping " + grouping + "; expected one of " + Groupings.NAMES);
         }
@@ -90,10 +94,32 @@ public final class GroupingStage {
         if (!clock.equals("kafka") && !clock.equals("processing")) {
             throw new IllegalArgumentException("clock must be kafka or processing, got " + clock);
         }
+        HashMap<String, Long> parameters = parameters(params);
+        Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here, not in the query's first batch
         return tuples.select("splitter", "partition", "offset", "idx", "event_ts", "key", "count")
                 .groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT())
-                .transformWithState(new Router(grouping, workers, clock.equals("kafka")), "event_ts",
+                .transformWithState(new Router(grouping, parameters, workers, clock.equals("kafka")), "event_ts",
                         OutputMode.Append(), Encoders.row(OUTPUT));
+    }
+
+    /** {@code params} (a JSON object) as parameter name -> integer value. */
+    static HashMap<String, Long> parameters(String params) {
+        Map<String, Object> parsed;
+        try {
+            parsed = new ObjectMapper().readValue(params, new TypeReference<Map<String, Object>>() {});
+        } catch (JsonProcessingException e) {
+            throw new IllegalArgumentException("grouping parameters must be a JSON object, got " + params, e);
+        }
+        HashMap<String, Long> out = new HashMap<>();
+        for (Map.Entry<String, Object> entry : parsed.entrySet()) {
+            Object value = entry.getValue();
+            if (!(value instanceof Integer || value instanceof Long)) {
+                throw new IllegalArgumentException("grouping parameter " + entry.getKey()
+                        + " must be an integer in the Java port, got " + value);
+            }
+            out.put(entry.getKey(), ((Number) value).longValue());
+        }
+        return out;
     }
 
     /** One splitter instance's grouping and its clock (epoch ms). */
@@ -114,12 +140,14 @@ public final class GroupingStage {
                 .thenComparingLong(r -> r.getLong(2))
                 .thenComparingInt(r -> r.getInt(3));
         private final String grouping;
+        private final HashMap<String, Long> params;
         private final int workers;
         private final boolean kafkaClock;
         private transient ValueState<byte[]> instance;
 
-        Router(String grouping, int workers, boolean kafkaClock) {
+        Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock) {
             this.grouping = grouping;
+            this.params = params;
             this.workers = workers;
             this.kafkaClock = kafkaClock;
         }
@@ -141,7 +169,7 @@ public final class GroupingStage {
             Instance router = instance.exists() ? (Instance) restore(instance.get()) : null;
             long[] now = clock(batch, router == null ? null : router.clockMs, System.currentTimeMillis());
             if (router == null) {
-                router = new Instance(Groupings.create(grouping, workers, now[0]), now[0]);
+                router = new Instance(Groupings.create(grouping, workers, now[0], params), now[0]);
             }
             Summary summary = new Summary(workers);
             int[] routed = new int[batch.size()];
