@@ -11,6 +11,9 @@ step holds if
   most `max_p99_ms`.
 The capacity of a repetition is the highest rate that held (the ladder stops at the first step that
 does not); the reported figure is the median over the repetitions, with their spread.
+Before a grouping's first repetition at a cost, the harness runs the ladder's first step once and
+does not count it (`ladder.warm_up_step`: the Spark session's JIT warms up on the query it measures;
+capacity.json keeps it under `warm_up_steps`).
 
 The arithmetic (`lag_series`, `lag_slope`, `step_holds`, `capacity_of`) is pure and unit-tested;
 `run_ladder` drives the real runs. Each step's decision is also written to InfluxDB (measurement
