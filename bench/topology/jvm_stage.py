@@ -17,9 +17,9 @@ ships them to a cluster's executors too (`bench.topology.session`).
 from __future__ import annotations
 
 import hashlib
-import json
 import importlib.metadata
 import importlib.util
+import json
 import subprocess
 import tempfile
 from pathlib import Path
