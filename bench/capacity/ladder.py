@@ -201,9 +201,11 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
     spark = build_session(default_master(options.workers, 10, 10), 10)
     ladders, warm_ups = [], []
     try:
-        # the stack every step uses (the Storm peer's steps need its broker and InfluxDB)
-        services = prepare(RunOptions(grouping=options.groupings[0], dataset=options.dataset, workers=options.workers,
-                                      cost_ms=options.costs_ms[0], run_id=f"{options.experiment_id}-services"), log=log)
+        services = None  # the broker and InfluxDB of the Storm peer's steps (a harness step prepares its own)
+        if "storm" in options.peers:
+            services = prepare(RunOptions(grouping=options.groupings[0], dataset=options.dataset,
+                                          workers=options.workers, cost_ms=options.costs_ms[0],
+                                          run_id=f"{options.experiment_id}-services"), log=log)
         for cost_ms in options.costs_ms:
             for grouping in options.groupings:
                 warm_ups.append(warm_up_step(options, grouping, cost_ms, spark, log))

@@ -33,9 +33,18 @@ public final class DynamicKeyGrouping extends ReferenceGrouping {
     private long total;
     private long nextCycle;
 
+    /** The reference defaults of the parameters, in the order of the full constructor. */
+    public static final int DEFAULT_DISTINCT_KEY_COUNT = 100;
+    public static final long DEFAULT_WARM_UP_MS = 15000;
+    public static final long DEFAULT_CHECK_INTERVAL_MS = 60000;
+    public static final int DEFAULT_INITIAL_POOL_SIZE = 2;
+    public static final long DEFAULT_MAINTENANCE_PERIOD_MS = 15000;
+    public static final int DEFAULT_OLD_PROMOTION_EVERY = 4;
+
     /** With the reference defaults: distinct_key_count 100, warm-up 15 s, check 60 s, pool 2, cycle 15 s, old every 4. */
     public DynamicKeyGrouping(int numWorkers, long startMs) {
-        this(numWorkers, startMs, 100, 15000, 60000, 2, 15000, 4);
+        this(numWorkers, startMs, DEFAULT_DISTINCT_KEY_COUNT, DEFAULT_WARM_UP_MS, DEFAULT_CHECK_INTERVAL_MS,
+                DEFAULT_INITIAL_POOL_SIZE, DEFAULT_MAINTENANCE_PERIOD_MS, DEFAULT_OLD_PROMOTION_EVERY);
     }
 
     public DynamicKeyGrouping(int numWorkers, long startMs, int distinctKeyCount, long warmUpMs, long checkIntervalMs,

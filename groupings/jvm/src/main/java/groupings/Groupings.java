@@ -65,10 +65,12 @@ public final class Groupings {
                 return new PartialKeyGrouping(numWorkers, startMs);
             case "DYNAMIC_KEY":
                 return new DynamicKeyGrouping(numWorkers, startMs,
-                        intParam(params, "distinct_key_count", 100), params.getOrDefault("warm_up_ms", 15000L),
-                        params.getOrDefault("check_interval_ms", 60000L), intParam(params, "initial_pool_size", 2),
-                        params.getOrDefault("maintenance_period_ms", 15000L),
-                        intParam(params, "old_promotion_every", 4));
+                        intParam(params, "distinct_key_count", DynamicKeyGrouping.DEFAULT_DISTINCT_KEY_COUNT),
+                        params.getOrDefault("warm_up_ms", DynamicKeyGrouping.DEFAULT_WARM_UP_MS),
+                        params.getOrDefault("check_interval_ms", DynamicKeyGrouping.DEFAULT_CHECK_INTERVAL_MS),
+                        intParam(params, "initial_pool_size", DynamicKeyGrouping.DEFAULT_INITIAL_POOL_SIZE),
+                        params.getOrDefault("maintenance_period_ms", DynamicKeyGrouping.DEFAULT_MAINTENANCE_PERIOD_MS),
+                        intParam(params, "old_promotion_every", DynamicKeyGrouping.DEFAULT_OLD_PROMOTION_EVERY));
             case "D_CHOICES":
                 return new DChoicesGrouping(numWorkers, startMs);
             case "W_CHOICES":
