@@ -26,12 +26,12 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     tuples = splitter.split(raw, config, splitter_sql)
     transfers = controls = None
     if config.transfers:
-        transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.PACKED_SCHEMA)
+        transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.INPUT_SCHEMA)
     if config.live_rescale:
         channel = rescale_channel.read(spark, config.rescale_channel_dir)
         controls = rescale_channel.switch_rows(channel, config.splitters, grouping_stage.PACKED_SCHEMA,
                                                grouping_stage.CONTROL_COLUMN)
-        transfers = rescale_channel.transfer_rows(channel, worker_state.PACKED_SCHEMA, state_transfer.TRANSFER_COLUMN)
+        transfers = rescale_channel.transfer_rows(channel, worker_state.INPUT_SCHEMA, state_transfer.TRANSFER_COLUMN)
     if config.data_plane == "jvm":
         routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
                                            config.grouping_params)

@@ -57,8 +57,8 @@ def data_plane(grouping: str, grouping_params: dict, rescale_protocol: str) -> s
 
 
 def jars(quiet: bool = True) -> list[Path]:
-    """The Java groupings' jar, HdrHistogram's and the stages' (GroupingStage, WorkerTask), built when
-    missing or older than their sources.
+    """The Java groupings' jar, HdrHistogram's and the stages' (GroupingStage, WorkerTask, WorkerState),
+    built when missing or older than their sources.
 
     Raises: ToolMissing (java, javac, mvn); StackError when Maven cannot resolve HdrHistogram;
     RuntimeError with the compiler's errors."""

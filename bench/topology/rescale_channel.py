@@ -44,7 +44,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 
-from bench.topology.state_transfer import packed_columns
+from bench.topology.state_transfer import control_columns
 
 FORMAT = "bench_rescale_channel"
 SCHEMA = "epoch INT, slot INT, record STRING"
@@ -180,13 +180,15 @@ def read(spark, folder: Path) -> DataFrame:
 def switch_rows(channel: DataFrame, splitters: int, packed_schema: T.StructType, column: str) -> DataFrame:
     """The switch records as rows of the grouping stage's packed input: one copy per splitter
     instance (`packed_schema` columns, `partition` -1, empty lists) with the record in `column`."""
-    columns = packed_columns(packed_schema, splitter=F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))),
-                             partition=F.lit(-1).cast("int"))
+    columns = control_columns(packed_schema, splitter=F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))),
+                              partition=F.lit(-1).cast("int"))
     return channel.where(F.col("slot") == SWITCH_SLOT).select(*columns, F.col("record").alias(column))
 
 
-def transfer_rows(channel: DataFrame, packed_schema: T.StructType, column: str) -> DataFrame:
-    """The transfer records as rows of the worker-state operator's input (`packed_schema` columns,
-    `worker` -1, empty lists) with the record in `column`, as `state_transfer.read` gives them."""
-    columns = packed_columns(packed_schema, slot=F.col("slot"), worker=F.lit(-1).cast("int"))
-    return channel.where(F.col("slot") >= 0).select(*columns, F.col("record").alias(column))
+def transfer_rows(channel: DataFrame, input_schema: T.StructType, column: str) -> DataFrame:
+    """The transfer records as rows of the worker-state operator's input (`input_schema` columns,
+    `worker` -1, the tuple's columns NULL) with the record in `column`, as `state_transfer.read`
+    gives them."""
+    columns = control_columns(input_schema, slot=F.col("slot"), worker=F.lit(-1).cast("int"),
+                              **{column: F.col("record")})
+    return channel.where(F.col("slot") >= 0).select(*columns)

@@ -4,8 +4,9 @@ A transformWithState operator reaches only the state of the grouping key it is c
 key whose owner changes cannot be moved inside the query from one worker's slot to another's. Its
 state goes through Kafka instead: the driver (or, later, an old owner) writes one record per
 (rescale epoch, slot, kind, chunk) to `<run>.state`; a rescale run's query reads that topic as a
-second Kafka source, and the worker-state operator applies each record to its slot's MapState in
-the batch that reads it, before that batch's tuples:
+second Kafka source, and the worker-state operator (`WorkerState.java`) applies each record to its
+slot's MapState in the batch that reads it, before that batch's tuples (an epoch's extracts before
+its installs):
 
 - `{"epoch": e, "extract": [key, ...]}`: the old owner drops the keys' entries;
 - `{"epoch": e, "install": [[key, count, sum, first_ts_ms, last_ts_ms], ...]}`: the new owner
@@ -20,7 +21,7 @@ read by exactly one batch.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -67,7 +68,7 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
 
     Raises: RuntimeError: a record was not acknowledged within `timeout_s`.
     """
-    # deferred: Spark's Python workers import this module (worker_state) and never write: no Kafka client there
+    # deferred: Spark's Python workers import this module (the rescale channel's reader) and never write: no Kafka client there
     from confluent_kafka import Producer
 
     errors: list[str] = []
@@ -87,7 +88,7 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
 def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0) -> set[int]:
     """The epochs written completely to `<run>.state` (their marker is there): a resumed driver does
     not write them again."""
-    # deferred: Spark's Python workers import this module (worker_state) and never read: no Kafka client there
+    # deferred: Spark's Python workers import this module (the rescale channel's reader) and never read: no Kafka client there
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"{run_id}.state-check",
@@ -114,42 +115,23 @@ def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0)
         consumer.close()
 
 
-def read(spark, bootstrap_servers: str, run_id: str, packed_schema: T.StructType) -> DataFrame:
-    """The channel as rows of the worker-state operator's input: `packed_schema` columns with empty
-    tuple lists, `worker` -1 and the record in TRANSFER_COLUMN."""
+def read(spark, bootstrap_servers: str, run_id: str, input_schema: T.StructType) -> DataFrame:
+    """The channel as rows of the worker-state operator's input (`input_schema`: its `slot`, `worker`
+    -1, the record in TRANSFER_COLUMN, every other column empty)."""
     raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
            .option("subscribe", topic(run_id)).option("startingOffsets", "earliest")
            .options(**CONSUMER_OPTIONS).load())
     value = F.col("value").cast("string")
-    columns = packed_columns(packed_schema, slot=F.get_json_object(value, "$.slot").cast("int"),
-                             worker=F.lit(-1).cast("int"))
-    return raw.select(*columns, value.alias(TRANSFER_COLUMN)).where(F.col("slot") >= 0)  # not the markers
+    columns = control_columns(input_schema, slot=F.get_json_object(value, "$.slot").cast("int"),
+                              worker=F.lit(-1).cast("int"), **{TRANSFER_COLUMN: value})
+    return raw.select(*columns).where(F.col("slot") >= 0)  # not the markers
 
 
-def packed_columns(packed_schema: T.StructType, **given) -> list:
-    """The columns of a control row on a packed stage input (`packed_schema`: the grouping stage's or
-    the worker-state operator's): the `given` columns by name, every other one an empty list."""
-    return [given[f.name].alias(f.name) if f.name in given else F.array().cast(f.dataType).alias(f.name)
-            for f in packed_schema.fields]
+def control_columns(schema: T.StructType, **given) -> list:
+    """The columns of a control row on a stage's input (`schema`: the grouping stage's packed input,
+    the worker-state operator's input): the `given` columns by name, every other one empty (an
+    empty list for an array column, NULL otherwise)."""
+    def empty(field: T.StructField):
+        return F.array().cast(field.dataType) if isinstance(field.dataType, T.ArrayType) else F.lit(None).cast(field.dataType)
 
-
-def apply(state, records_json: Iterable[str], applied_epoch: int) -> tuple[int, int, int]:
-    """Apply one slot's transfer records of a batch to its MapState, skipping epochs <= applied.
-
-    Returns: (entries removed, entries installed, the new applied epoch).
-    """
-    removed = installed = 0
-    newest = applied_epoch
-    for text in records_json:
-        record = json.loads(text)
-        epoch = int(record["epoch"])
-        if epoch <= applied_epoch:
-            continue
-        newest = max(newest, epoch)
-        for key in record.get(EXTRACT, ()):
-            state.removeKey((key,))
-            removed += 1
-        for key, count, total, first, last in record.get(INSTALL, ()):
-            state.updateValue((key,), (int(count), int(total), int(first), int(last)))
-            installed += 1
-    return removed, installed, newest
+    return [given[f.name].alias(f.name) if f.name in given else empty(f).alias(f.name) for f in schema.fields]

@@ -76,27 +76,12 @@ def test_the_grouping_stage_applies_each_switch_once_from_its_batch():
     assert len(json.loads(out["routed"].iloc[0])["loads"]) == 6
 
 
-class MapState:
-    def __init__(self):
-        self.values = {}
-
-    def removeKey(self, key):
-        self.values.pop(key, None)
-
-    def updateValue(self, key, value):
-        self.values[key] = value
-
-
-def test_transfer_records_apply_once_per_epoch():
+def test_transfer_records_of_an_epoch_put_extracts_first():
+    """What the worker-state operator does with them: tests/topology/test_worker_state.py."""
     recs = state_transfer.records(2, {7: ["a"]}, {7: [("b", 3, 4, 5, 6)]})
     assert [k for k, _ in recs] == ["2|7|extract|0", "2|7|install|0"]
-    state = MapState()
-    state.values[("a",)] = (1, 1, 1, 1)
-    assert state_transfer.apply(state, [v for _, v in recs], applied_epoch=1) == (1, 1, 2)
-    assert state.values == {("b",): (3, 4, 5, 6)}
-    state.values[("b",)] = (9, 9, 9, 9)  # updated by tuples since: a record read again changes nothing
-    assert state_transfer.apply(state, [v for _, v in recs], applied_epoch=2) == (0, 0, 2)
-    assert state.values == {("b",): (9, 9, 9, 9)}
+    assert [json.loads(v) for _, v in recs] == [{"epoch": 2, "slot": 7, "extract": ["a"]},
+                                                {"epoch": 2, "slot": 7, "install": [["b", 3, 4, 5, 6]]}]
 
 
 def test_records_are_chunked():

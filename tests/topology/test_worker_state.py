@@ -1,13 +1,14 @@
-"""The workers' per-key state (bench.topology.worker_state) and its physical layout
-(bench.topology.state_layout): the arithmetic on plain values, the hash against Spark's own."""
+"""The workers' per-key state (bench.topology.worker_state, `WorkerState.java`) and its physical
+layout (bench.topology.state_layout): the arithmetic on plain values, the hash against Spark's own,
+the operator on a streaming query of files read back with Spark's state data source."""
 
 from __future__ import annotations
 
-import numpy as np
+import json
+
 import pytest
 
 from bench.topology.state_layout import slot_table, spark_hash_int, state_partition
-from bench.topology.worker_state import batch_partials, merge
 
 
 @pytest.mark.parametrize("workers,partitions", [(1, 1), (4, 2), (10, 10), (12, 10), (12, 16), (256, 12)])
@@ -22,13 +23,6 @@ def test_slot_table_refuses_an_empty_layout():
         slot_table(0, 4)
 
 
-def test_batch_partials_and_merge_give_count_sum_first_last():
-    partials = batch_partials(np.array(["a", "b", "a"], dtype=object), np.array([1, 5, 2]), np.array([30, 10, 20]))
-    assert partials.loc["a"].tolist() == [2, 3, 20, 30] and partials.loc["b"].tolist() == [1, 5, 10, 10]
-    assert merge(None, (2, 3, 20, 30)) == (2, 3, 20, 30)
-    assert merge((4, 9, 5, 25), (2, 3, 20, 30)) == (6, 12, 5, 30)
-
-
 @pytest.mark.spark
 def test_spark_hash_int_is_sparks_murmur3(spark):
     values = [0, 1, -1, 7, 42, 123_456, 2**31 - 1, -(2**31)]
@@ -39,3 +33,60 @@ def test_spark_hash_int_is_sparks_murmur3(spark):
     placed = (spark.createDataFrame([(s,) for s in slots], "slot int").repartition(4, "slot")
               .selectExpr("slot", "spark_partition_id() AS p").collect())
     assert {r["slot"]: r["p"] for r in placed} == {s: state_partition(s, 4) for s in slots}
+
+
+def _batch(spark, folder, name, rows, schema):
+    """One file of `rows` in the streaming source's folder: one batch of an availableNow query."""
+    staged = folder.parent / f"staged-{name}"
+    spark.createDataFrame(rows, schema).coalesce(1).write.parquet(str(staged))
+    folder.mkdir(exist_ok=True)
+    for part in staged.glob("part-*.parquet"):
+        part.rename(folder / f"{name}-{part.name}")
+
+
+@pytest.mark.spark
+def test_the_operator_merges_tuples_and_applies_transfers_once(spark, tmp_path):
+    from datetime import datetime, timezone
+
+    from bench.topology.state_transfer import records
+    from bench.topology.worker_state import INPUT_SCHEMA, keep_state, read_final_state
+
+    def at(ms):
+        return datetime.fromtimestamp(ms / 1000, timezone.utc)
+
+    workers = partitions = 2
+    slots = slot_table(workers, partitions)
+    tuples_dir, transfers_dir = tmp_path / "tuples", tmp_path / "transfers"
+    tuples_schema = "event_ts timestamp, worker int, key string, count long"
+    checkpoint = str(tmp_path / "checkpoint")
+
+    def run():
+        tuples = spark.readStream.schema(tuples_schema).parquet(str(tuples_dir))
+        transfers = spark.readStream.schema(INPUT_SCHEMA).parquet(str(transfers_dir))
+        out = keep_state(tuples.withWatermark("event_ts", "1 second"), workers, partitions, transfers)
+        query = (out.writeStream.format("noop").option("checkpointLocation", checkpoint)
+                 .trigger(availableNow=True).start())
+        query.awaitTermination()
+        return read_final_state(spark, checkpoint, {slot: w for w, slot in enumerate(slots)})
+
+    def transfer_rows(epoch, extracts, installs):
+        return [(slot, -1, None, None, None, value) for _, value in records(epoch, extracts, installs)
+                for slot in [json.loads(value)["slot"]]]
+
+    _batch(spark, tuples_dir, "b0", [(at(1000), 0, "a", 2), (at(3000), 0, "a", 5), (at(2000), 1, "b", 1)],
+           tuples_schema)
+    _batch(spark, transfers_dir, "t0", [], INPUT_SCHEMA)
+    first = run()
+    assert first.values.tolist() == [["a", 0, 2, 7, 1000, 3000], ["b", 1, 1, 1, 2000, 2000]]
+
+    # epoch 1 moves "a" from worker 0 to worker 1; the next tuple of "a" merges into the moved entry
+    _batch(spark, transfers_dir, "t1", transfer_rows(1, {slots[0]: ["a"]}, {slots[1]: [("a", 2, 7, 1000, 3000)]}),
+           INPUT_SCHEMA)
+    _batch(spark, tuples_dir, "b1", [(at(4000), 1, "a", 1)], tuples_schema)
+    moved = run()
+    assert moved.values.tolist() == [["a", 1, 3, 8, 1000, 4000], ["b", 1, 1, 1, 2000, 2000]]
+
+    # epoch 1's records read again (a driver that wrote them twice) change nothing
+    _batch(spark, transfers_dir, "t2", transfer_rows(1, {slots[0]: ["a"]}, {slots[1]: [("a", 2, 7, 1000, 3000)]}),
+           INPUT_SCHEMA)
+    assert run().values.tolist() == moved.values.tolist()
