@@ -24,6 +24,14 @@ def routing_at(grouping: str, workers: int, params: dict, targets: Sequence) -> 
     return routing
 
 
+def java_routing(routing) -> dict:
+    """A routing (KEY, KEY_GROUP, VNODE) as the JVM grouping stage installs it (`GroupingStage.Routing`):
+    `{"owners": [owner of each group]}` for an ownership grouping, `{"workers": n}` for KEY."""
+    if hasattr(routing, "assignment"):
+        return {"owners": [int(owner) for owner in routing.assignment()]}
+    return {"workers": int(routing.num_workers)}
+
+
 def units(routing) -> tuple[list[int], bool]:
     """(owner of every unit, whether units are keys): key groups / vnodes; KEY's units are keys."""
     if hasattr(routing, "assignment"):

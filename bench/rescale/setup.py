@@ -12,7 +12,7 @@ from bench.rescale.figures import add_event_figures
 from bench.rescale.handoff import HANDOFF_MIN_WATERMARK_DELAY_S
 from bench.rescale.journal import Journal
 from bench.rescale.kafka_clock import topic_span_ms
-from bench.rescale.plan import routing_at
+from bench.rescale.plan import java_routing, routing_at
 from bench.simulate.rescale import check_rescalable
 from bench.topology.config import TopologyConfig
 from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
@@ -29,7 +29,8 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     of the schedule, and the protocol's channels. STOP_THE_WORLD: the state-transfer topic, and the
     switches a resumed run already made (the restarted query's plan carries them); N starts at A.
     SHARED_STATE, LEARNER and HANDOFF: the rescale channel; the layout is fixed for the run at N =
-    max(A, M), so that a worker added later already has its state partition. HANDOFF also raises the
+    max(A, M), so that a worker added later already has its state partition. Every protocol: the
+    routing after each event (`rescale_routings`, for the JVM grouping stage). HANDOFF also raises the
     watermark delay to `HANDOFF_MIN_WATERMARK_DELAY_S` (held tuples keep their event time).
 
     Args: options: `bench.run.RunOptions` (`rescale`, `protocol`, `handoff_batch`); topic_complete:
@@ -56,18 +57,22 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     check_schedule(events, span if span is not None else 2**62,
                    routing_at(config.grouping, config.workers, config.grouping_params, []))
     sizes, routing = [config.workers], routing_at(config.grouping, config.workers, config.grouping_params, [])
+    routings = []
     for e in events:
         routing.reschedule(e.target)
         sizes.append(max(routing.workers) + 1)
+        routings.append(java_routing(routing))
     checkpoint = config.checkpoint_dir / "main"
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
     if protocol in LIVE_PROTOCOLS:
         delay = max(config.watermark_delay_s, HANDOFF_MIN_WATERMARK_DELAY_S) if protocol == "HANDOFF" \
             else config.watermark_delay_s
         return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, watermark_delay_s=delay,
+                       rescale_routings=tuple(routings),
                        state_partitions=partitions or max(config.aggregators, max(sizes)), worker_state=True)
     switches = tuple(Journal(config.results_dir).switches())
     return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, switches=switches,
+                   rescale_routings=tuple(routings),
                    state_partitions=partitions, worker_state=True)
 
 

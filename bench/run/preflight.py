@@ -11,6 +11,7 @@ from bench.rescale.setup import rescale_config
 from bench.results.record import RESULTS_DIR, check_run_id, new_run_id
 from bench.run.options import RunOptions
 from bench.stack import Stack, StackConfig
+from bench.topology import jvm_stage
 from bench.topology.config import TopologyConfig, topology_settings
 from datasets import get_dataset
 from groupings import canonical_grouping, create_grouping
@@ -76,6 +77,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     topic_exists, replay_total = _input_topic(options, dataset, bootstrap, topic, partitions)
     config = _topology_config(options, grouping, dataset.name, run_id, topic, bootstrap, topic_exists)
     _check_fresh_run_id(config)
+    _check_resumable(config)
     influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
     master = options.master or default_master(options.workers, options.splitters, options.aggregators)
     return Prepared(options=replace(options, grouping=grouping, partitions=partitions, master=master), config=config,
@@ -106,6 +108,22 @@ def _check_fresh_run_id(config: TopologyConfig) -> None:
                        f"holds {sum(held.values())} record(s) of an earlier run, and {config.checkpoint_dir} has "
                        f"no checkpoint to resume from; use another run id, or delete the topics "
                        f"{config.run_id}.* first")
+
+
+def _check_resumable(config: TopologyConfig) -> None:
+    """RunError when the run resumes a checkpoint whose grouping stage or worker-state operator was
+    written by another kind of operator (JVM or Python) than this version builds for it: a checkpoint
+    of an earlier version (the Python worker state before 2026-11-28, a rescale or a run with
+    `--param` on the Python grouping stage), which Spark could not restore into the new plan."""
+    if not resumes(config):
+        return
+    builds = {"grouping": config.data_plane, "per_key": "jvm"}
+    for variable, plane in jvm_stage.written_planes(config.checkpoint_dir / "main").items():
+        if plane != builds[variable]:
+            raise RunError(f"run {config.run_id!r} resumes a checkpoint whose {jvm_stage.STATE_VARIABLES[variable]} "
+                           f"was written by the {plane} operator; this version builds the {builds[variable]} one. "
+                           f"Resume it with the version that started it (run.json has its settings), or start "
+                           f"a new run id")
 
 
 def _checked_grouping(options: RunOptions) -> str:

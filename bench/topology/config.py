@@ -192,6 +192,10 @@ class TopologyConfig(TopologySettings):
     switches: tuple = ()
     """Rescales applied so far: `(switch batch, target)`, the first batch routed by the new routing
     and the schedule's target (a worker count or '+id'/'-id' changes), in order."""
+    rescale_routings: tuple = ()
+    """A rescale run's routings, decided by the control plane: the one in force after each event of
+    its schedule, in order, as the JVM grouping stage installs them (`bench.rescale.plan.java_routing`:
+    `{"workers": n}` for KEY, `{"owners": [...]}` for KEY_GROUP and VNODE)."""
     rescale_protocol: str = ""
     """A rescale run's protocol ("": no rescale). STOP_THE_WORLD: the query reads the state-transfer
     channel `<run>.state` and is restarted with `switches`; SHARED_STATE, LEARNER and HANDOFF: it reads the
@@ -206,7 +210,8 @@ class TopologyConfig(TopologySettings):
     @property
     def data_plane(self) -> str:
         """Where the grouping stage routes: "jvm" (`bench.topology.jvm_stage`: a built-in grouping with
-        parameters the Java port takes, no rescale) or "python" (`bench.topology.grouping_stage`)."""
+        parameters the Java port takes, no rescale or one of `jvm_stage.JVM_RESCALES`) or "python"
+        (`bench.topology.grouping_stage`)."""
         return jvm_stage.data_plane(self.grouping, self.grouping_params, self.rescale_protocol)
 
     @property
@@ -286,6 +291,7 @@ class TopologyConfig(TopologySettings):
         out["checkpoint_dir"] = str(self.checkpoint_dir)
         out["results_dir"] = str(self.results_dir)
         out["switches"] = [list(s) for s in self.switches]
+        out["rescale_routings"] = list(self.rescale_routings)
         out["topics"] = {
             "input": self.topic,
             "aggregates": self.aggregates_topic,

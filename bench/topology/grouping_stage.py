@@ -226,6 +226,9 @@ CONTROL_COLUMN = "control"
 """A live rescale's switch record on the grouping stage's packed input (NULL on tuple rows):
 `bench.topology.rescale_channel` gives every splitter instance a copy in the same batch."""
 
+CONTROL_SCHEMA = T.StructType(PACKED_SCHEMA.fields + [T.StructField(CONTROL_COLUMN, T.StringType())])
+"""The packed input of a live rescale's grouping stage: PACKED_SCHEMA and CONTROL_COLUMN."""
+
 
 def live_targets(applied: list, records: list[str]) -> list:
     """The targets of the switch records `records` (JSON, `switch` = k for the run's k-th rescale,
@@ -345,7 +348,7 @@ def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict,
                    switches: tuple = (), width: int | None = None, rescale: bool = False,
                    controls: DataFrame | None = None, handoff: bool = False) -> DataFrame:
     """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column.
-    `controls`: a live rescale's switch rows (`rescale_channel.switch_rows`), or None; `handoff`:
+    `controls`: a live rescale's switch rows (CONTROL_SCHEMA, `rescale_channel.switch_rows`), or None; `handoff`:
     the instances keep a HANDOFF's state (`bench.topology.handoff_router`)."""
     packed = tuples.mapInArrow(pack, PACKED_SCHEMA)
     if controls is not None:

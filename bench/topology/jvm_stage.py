@@ -4,10 +4,11 @@ use, and the call that puts it into the query.
 ARCHITECTURE.md, "Control plane and data plane": the tuples of a built-in grouping are routed in the
 JVM by the Java groupings (groupings/jvm, checked against the same golden vectors as `groupings`),
 with their instances in Spark's state store; PySpark builds the query and hands the splitter's
-DataFrame to `GroupingStage.apply` through py4j. A grouping with no Java implementation (a variant,
-a user's plugin), a parameter the Java port does not take (SLB's `t`, `epsilon`), and every rescale
-run take the Python stage (`bench.topology.grouping_stage`); `data_plane` says which, and the run
-records it.
+DataFrame to `GroupingStage.apply` through py4j. A rescale run hands it every routing of its
+schedule, as the control plane computed them (`rescale_spec`). A grouping with no Java
+implementation (a variant, a user's plugin), a parameter the Java port does not take (SLB's `t`,
+`epsilon`), and a HANDOFF run take the Python stage (`bench.topology.grouping_stage`); `data_plane`
+says which, and the run records it.
 
 The stage is compiled with `javac` against the jars of the installed pyspark, the Spark that runs
 it, so it never needs Spark from Maven; its jar and the Java groupings' go into `spark.jars`, which
@@ -46,14 +47,56 @@ STAGE_JAR = STAGE_DIR / "target" / "grouping-stage.jar"
 GROUPINGS_JAR = "stream-groupings.jar"
 
 
+JVM_RESCALES = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")
+"""The rescale protocols whose switches the JVM stage makes (`GroupingStage.Rescale`); HANDOFF's
+hand-off (held tuples, whitelists: `bench.topology.handoff_router`) is on the Python stage only."""
+
+
 def data_plane(grouping: str, grouping_params: dict, rescale_protocol: str) -> str:
     """"jvm" when the run's grouping stage can run in the JVM (a grouping of JVM_GROUPINGS whose
-    parameters are all integers of its JVM_PARAMETERS, no rescale), else "python"."""
+    parameters are all integers of its JVM_PARAMETERS, no rescale or one of JVM_RESCALES), else "python"."""
     takes = JVM_PARAMETERS.get(grouping, ())
     params_in_java = all(name in takes and isinstance(value, int) and not isinstance(value, bool)
                          for name, value in grouping_params.items())
-    jvm = grouping in JVM_GROUPINGS and params_in_java and not rescale_protocol
+    jvm = grouping in JVM_GROUPINGS and params_in_java and rescale_protocol in ("", *JVM_RESCALES)
     return "jvm" if jvm else "python"
+
+
+def rescale_spec(routings: tuple, switches: tuple, width: int) -> str:
+    """The JVM stage's `rescale` argument (`GroupingStage.apply`), JSON: the routing in force after
+    each event of the schedule (`TopologyConfig.rescale_routings`), the switch batches of
+    STOP_THE_WORLD's `switches` so far ((switch batch, target), in order) and the routing summaries'
+    width M. `{}` for a run without a rescale."""
+    if not routings:
+        return "{}"
+    return json.dumps({"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches]})
+
+
+JVM_OPERATOR = "transformWithStateExec"
+"""The `operatorName` a JVM `transformWithState` writes into a checkpoint's operator metadata (a
+Python one writes another: PySpark 4.2's `TransformWithStateInPySparkExec`)."""
+
+STATE_VARIABLES = {"grouping": "grouping stage", "per_key": "worker-state operator"}
+"""The state variable that names each transformWithState operator of the topology."""
+
+
+def written_planes(checkpoint: Path) -> dict[str, str]:
+    """Which kind of operator wrote each transformWithState operator of a query checkpoint, from its
+    operator metadata (`state/<operator>/_metadata/v2/<batch>`: a line `v2`, then JSON with
+    `operatorName` and the state variables): STATE_VARIABLES' name -> "jvm" or "python". Operators
+    not yet written (a checkpoint without a committed batch) are missing."""
+    planes: dict[str, str] = {}
+    for path in sorted(Path(checkpoint).glob("state/*/_metadata/v2/*")):
+        if path.name.startswith("."):
+            continue
+        text = path.read_text().split("\n", 1)
+        info = json.loads(text[1]) if len(text) == 2 and text[1].strip() else {}
+        name = info.get("operatorInfo", {}).get("operatorName", "")
+        variables = json.loads(info.get("operatorPropertiesJson") or "{}").get("stateVariables", [])
+        for variable in variables:
+            if variable.get("stateName") in STATE_VARIABLES:
+                planes[variable["stateName"]] = "jvm" if name == JVM_OPERATOR else "python"
+    return planes
 
 
 def jars(quiet: bool = True) -> list[Path]:
@@ -90,16 +133,32 @@ def jars(quiet: bool = True) -> list[Path]:
     return [*libraries, STAGE_JAR]
 
 
-def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict | None = None):
+def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict | None = None,
+                   rescale: str = "{}", controls=None):
     """`splitter.split` output -> the grouping stage's OUTPUT_SCHEMA rows, routed in the JVM
     (`GroupingStage.apply`) by `grouping` with `params` (JVM_PARAMETERS; None: its defaults);
     `event_ts` is again the event-time column. The session needs `jars()`.
 
-    Raises: py4j's error wrapping IllegalArgumentException for a grouping of no JVM_GROUPINGS or a
-    parameter the Java grouping does not take."""
+    Args: rescale: `rescale_spec`; controls: a live rescale's switch rows (CONTROL_SCHEMA,
+        `rescale_channel.switch_rows`), or None.
+    Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for a grouping
+        of no JVM_GROUPINGS, a parameter the Java grouping does not take, or a routing it cannot
+        install."""
     # deferred: pyspark takes 0.4 s to import, and `jars` (bench.topology.session) needs none of it
     from pyspark.sql import DataFrame
 
     spark = tuples.sparkSession
     stage = spark._jvm.bench.topology.GroupingStage
-    return DataFrame(stage.apply(tuples._jdf, grouping, workers, clock, json.dumps(params or {})), spark)
+    return DataFrame(stage.apply(tuples._jdf, grouping, workers, clock, json.dumps(params or {}), rescale,
+                                 None if controls is None else controls._jdf), spark)
+
+
+def control_schema():
+    """`GroupingStage.CONTROL_INPUT`: a switch record's row on the JVM stage's input (pyspark type)."""
+    # deferred: as in apply_grouping
+    from pyspark.sql import types as T
+
+    return T.StructType([T.StructField("splitter", T.IntegerType()), T.StructField("partition", T.IntegerType()),
+                         T.StructField("offset", T.LongType()), T.StructField("idx", T.IntegerType()),
+                         T.StructField("event_ts", T.TimestampType()), T.StructField("key", T.StringType()),
+                         T.StructField("count", T.LongType()), T.StructField("control", T.StringType())])

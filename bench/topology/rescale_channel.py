@@ -177,12 +177,12 @@ def read(spark, folder: Path) -> DataFrame:
     return spark.readStream.format(FORMAT).option("folder", str(folder)).load()
 
 
-def switch_rows(channel: DataFrame, splitters: int, packed_schema: T.StructType, column: str) -> DataFrame:
-    """The switch records as rows of the grouping stage's packed input: one copy per splitter
-    instance (`packed_schema` columns, `partition` -1, empty lists) with the record in `column`."""
-    columns = control_columns(packed_schema, splitter=F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))),
-                              partition=F.lit(-1).cast("int"))
-    return channel.where(F.col("slot") == SWITCH_SLOT).select(*columns, F.col("record").alias(column))
+def switch_rows(channel: DataFrame, splitters: int, input_schema: T.StructType, column: str) -> DataFrame:
+    """The switch records as rows of the grouping stage's input (`input_schema`, which has `column`):
+    one copy per splitter instance, `partition` -1, the record in `column`, every other column empty."""
+    columns = control_columns(input_schema, splitter=F.explode(F.sequence(F.lit(0), F.lit(splitters - 1))),
+                              partition=F.lit(-1).cast("int"), **{column: F.col("record")})
+    return channel.where(F.col("slot") == SWITCH_SLOT).select(*columns)
 
 
 def transfer_rows(channel: DataFrame, input_schema: T.StructType, column: str) -> DataFrame:

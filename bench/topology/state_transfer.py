@@ -68,7 +68,8 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
 
     Raises: RuntimeError: a record was not acknowledged within `timeout_s`.
     """
-    # deferred: Spark's Python workers import this module (the rescale channel's reader) and never write: no Kafka client there
+    # deferred: Spark's Python workers import this module (the rescale channel's reader) and never
+    # write: no Kafka client there
     from confluent_kafka import Producer
 
     errors: list[str] = []
@@ -88,7 +89,8 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
 def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0) -> set[int]:
     """The epochs written completely to `<run>.state` (their marker is there): a resumed driver does
     not write them again."""
-    # deferred: Spark's Python workers import this module (the rescale channel's reader) and never read: no Kafka client there
+    # deferred: Spark's Python workers import this module (the rescale channel's reader) and never
+    # read: no Kafka client there
     from confluent_kafka import Consumer, TopicPartition
 
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"{run_id}.state-check",
@@ -132,6 +134,8 @@ def control_columns(schema: T.StructType, **given) -> list:
     the worker-state operator's input): the `given` columns by name, every other one empty (an
     empty list for an array column, NULL otherwise)."""
     def empty(field: T.StructField):
-        return F.array().cast(field.dataType) if isinstance(field.dataType, T.ArrayType) else F.lit(None).cast(field.dataType)
+        if isinstance(field.dataType, T.ArrayType):
+            return F.array().cast(field.dataType)
+        return F.lit(None).cast(field.dataType)
 
     return [given[f.name].alias(f.name) if f.name in given else empty(f).alias(f.name) for f in schema.fields]

@@ -50,7 +50,8 @@ def processed_at(spark, cost_ms: float, cost_every: int) -> Column:
     """The worker's work on each tuple of its task (`WorkerTask.processedAtUs`): a sleep of `cost_ms`
     every `cost_every` tuples, then the epoch µs it was done (int64, non-deterministic).
 
-    Raises: py4j's error wrapping IllegalArgumentException for a negative cost or K below 1."""
+    Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for a negative
+        cost or K below 1."""
     return Column(spark._jvm.bench.topology.WorkerTask.processedAtUs(float(cost_ms), int(cost_every)))
 
 

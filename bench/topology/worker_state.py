@@ -49,7 +49,7 @@ def keep_state(worked: DataFrame, workers: int, partitions: int, transfers: Data
 
     Args: workers: M (logical worker ids 0..M-1); partitions: N, the query's state partitions;
         transfers: a rescale run's state-transfer rows (INPUT_SCHEMA), or None.
-    Raises: py4j's error wrapping IllegalArgumentException for N below 1.
+    Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for N below 1.
     """
     slots = F.array(*[F.lit(s) for s in slot_table(workers, partitions)])
     tuples = worked.select(F.element_at(slots, F.col("worker") + 1).alias("slot"), "worker",

@@ -107,7 +107,8 @@ def test_only_the_java_groupings_with_parameters_java_takes_and_no_rescale_take_
     assert [data_plane(g, p, "") for g, p in WITH_PARAMETERS] == ["jvm"] * len(WITH_PARAMETERS)
     assert data_plane("D_CHOICES", {"t": 2}, "") == "python"  # SLB's T is fixed in the Java port
     assert data_plane("VNODE", {"vnodes": 64.0}, "") == "python"  # not an integer: Python's error, not Java's
-    assert data_plane("VNODE", {}, "HANDOFF") == "python"
+    assert [data_plane("KEY_GROUP", {}, p) for p in ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")] == ["jvm"] * 3
+    assert data_plane("VNODE", {}, "HANDOFF") == "python"  # the hand-off is on the Python stage only
 
 
 def test_the_parameters_java_takes_are_the_java_librarys(spark):
@@ -123,3 +124,44 @@ def test_a_parameter_the_java_grouping_does_not_take_is_refused_before_the_query
 def test_a_grouping_with_no_java_implementation_is_refused_by_the_stage(spark, tmp_path):
     with pytest.raises(Exception, match="no Java grouping toy_groupings:RoundRobin"):
         apply_grouping(stream(spark, tuples(10), tmp_path / "in"), "toy_groupings:RoundRobin", 7, "kafka")
+
+
+RESCALES = [("KEY", (9,)), ("KEY_GROUP", (9, 5)), ("VNODE", (["+7", "+8"], ["-0"]))]
+"""A rescale per rescalable grouping from 7 workers: KEY's worker count, Flink's new parallelisms,
+RisingWave's added and removed parallel units (the last switch's routing is the one in force)."""
+
+
+@pytest.mark.parametrize(("grouping", "targets"), RESCALES, ids=[g for g, _ in RESCALES])
+def test_a_due_switch_installs_the_control_planes_routing_before_the_batch(spark, tmp_path, grouping, targets):
+    from bench.rescale.plan import java_routing, routing_at
+    from bench.topology.jvm_stage import rescale_spec
+
+    table = tuples()
+    routings = tuple(java_routing(routing_at(grouping, 7, {}, list(targets[:k]))) for k in range(1, len(targets) + 1))
+    width = 12
+    # STOP_THE_WORLD's switches, both due at batch 0: every instance installs the last routing first
+    spec = rescale_spec(routings, tuple((0, t) for t in targets), width)
+    jvm = run_once(apply_grouping(stream(spark, table, tmp_path / "in"), grouping, 7, "kafka", {}, spec),
+                   tmp_path / "cp")
+    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka",
+                                   targets=targets, width=width)[0] for _, rows in table.groupby("splitter"))
+    assert summaries(jvm) == summaries(python)
+    assert routing(jvm) == routing(python)
+    unscaled = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
+                         for _, rows in table.groupby("splitter"))
+    assert routing(jvm) != routing(unscaled)  # the switch mattered
+    # a switch not due yet (batch 5) leaves the routing as it was
+    later = rescale_spec(routings, tuple((5, t) for t in targets), width)
+    waiting = run_once(apply_grouping(stream(spark, table, tmp_path / "in2"), grouping, 7, "kafka", {}, later),
+                       tmp_path / "cp2")
+    assert routing(waiting) == routing(unscaled)
+
+
+def test_a_routing_the_grouping_cannot_install_is_refused_before_the_query(spark, tmp_path):
+    from pyspark.errors import IllegalArgumentException
+
+    spec = json.dumps({"width": 7, "routings": [{"owners": [0, 1]}], "switch_batches": []})
+    with pytest.raises(IllegalArgumentException, match="has 128 groups, got an owner table of 2"):
+        apply_grouping(stream(spark, tuples(30), tmp_path / "in"), "KEY_GROUP", 7, "kafka", {}, spec)
+    with pytest.raises(IllegalArgumentException, match="KEY cannot install the routing"):
+        apply_grouping(stream(spark, tuples(30), tmp_path / "in2"), "KEY", 7, "kafka", {}, spec)

@@ -16,6 +16,20 @@ public final class KeyGrouping extends ReferenceGrouping {
         return task;
     }
 
+    /**
+     * n becomes {@code workers}, in place, at a barrier between two tuples (the naive rescale
+     * baseline, rescaling.md §3: hash mod the new n moves most keys), as {@code KeyGrouping.reschedule}
+     * in groupings/key.py: the loads of the ids below both sizes are kept.
+     *
+     * @throws IllegalArgumentException {@code workers < 1}
+     */
+    public void rescale(int workers) {
+        if (workers < 1) {
+            throw new IllegalArgumentException("num_workers must be >= 1, got " + workers);
+        }
+        resize(workers);
+    }
+
     @Override
     public String name() {
         return "KEY";

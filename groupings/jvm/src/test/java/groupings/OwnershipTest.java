@@ -9,7 +9,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** KEY_GROUP and VNODE against the vectors of shared/reference/rescaling.md §1-2, and {@code assign}. */
+/** KEY_GROUP and VNODE against the vectors of shared/reference/rescaling.md §1-2, and {@code assign};
+ * KEY's rescale (the baseline, §3). */
 class OwnershipTest {
     static final int[] PARALLELISMS = {1, 3, 4, 5, 10, 12, 16, 20};
 
@@ -92,6 +93,20 @@ class OwnershipTest {
         assertArrayEquals(new long[] {0, 0}, vnodes.loads()); // worker 2's load left with it
         assertEquals(1, vnodes.choose("Turkey", 0));
         assertArrayEquals(new long[] {0, 1}, vnodes.loads());
+    }
+
+    @Test
+    void keyRescalesToHashModTheNewCountKeepingTheLoadsBelowBoth() {
+        KeyGrouping key = new KeyGrouping(4, 0);
+        int before = key.choose("Turkey", 0);
+        key.rescale(6);
+        assertEquals(6, key.numWorkers());
+        long[] kept = new long[6];
+        kept[before] = 1;
+        assertArrayEquals(kept, key.loads()); // the load of an id below both sizes stays
+        assertEquals(new KeyGrouping(6, 0).choose("Turkey", 0), key.choose("Turkey", 0));
+        assertThrows(IllegalArgumentException.class, () -> key.rescale(0));
+        assertEquals(6, key.numWorkers());
     }
 
     @Test

@@ -3,7 +3,10 @@ package bench.topology;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.JsonNode;
 import groupings.Groupings;
+import groupings.KeyGrouping;
+import groupings.OwnershipGrouping;
 import groupings.ReferenceGrouping;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -22,11 +25,13 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.functions;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.StatefulProcessor;
 import org.apache.spark.sql.streaming.TTLConfig;
@@ -54,9 +59,18 @@ import scala.jdk.javaapi.CollectionConverters;
  * ValueState} (the groupings restore with the same iteration order, groupings/jvm
  * SerializationTest), so a query restarted from its checkpoint routes on exactly.
  *
+ * <p>Rescales ({@link Rescale}): the control plane (Python, bench/rescale) decides every routing of
+ * the run's schedule and hands them over as owner tables (KEY: its worker count); an instance
+ * installs routing k when switch k is due: STOP_THE_WORLD's switch batches (the query is restarted
+ * with them; the batch id is the one Spark's micro-batch execution gives every task), or a live
+ * rescale's switch records, which the rescale channel gives every splitter instance in the same
+ * batch as control rows ({@link #CONTROL_INPUT}). Each instance keeps the number of switches it
+ * installed ({@code rescale_epoch}), also before it has a tuple, so an instance created later
+ * starts with the routing in force. HANDOFF's hand-off (held tuples, whitelists) is on the Python
+ * path only so far; the run chooses the path.
+ *
  * <p>The tuples never leave the JVM here: the Python path packs them into Arrow for
- * transformWithStateInPandas and unpacks them in a Python worker. Rescales (the switches, the
- * rescale channel, the hand-off) are on the Python path only so far; the run chooses the path.
+ * transformWithStateInPandas and unpacks them in a Python worker.
  */
 public final class GroupingStage {
     /** The routed tuples, bench/topology/grouping_stage.py's OUTPUT_SCHEMA: {@code event_ts} is
@@ -67,6 +81,21 @@ public final class GroupingStage {
             .add("count", DataTypes.LongType)
             .add("worker", DataTypes.IntegerType)
             .add("routed", DataTypes.StringType);
+
+    /** A live rescale's control row: a switch record ({@code control}, JSON with {@code "switch": k})
+     * for one splitter instance, its other columns NULL (bench/topology/rescale_channel.py). */
+    public static final StructType CONTROL_INPUT = new StructType()
+            .add("splitter", DataTypes.IntegerType)
+            .add("partition", DataTypes.IntegerType)
+            .add("offset", DataTypes.LongType)
+            .add("idx", DataTypes.IntegerType)
+            .add("event_ts", DataTypes.TimestampType)
+            .add("key", DataTypes.StringType)
+            .add("count", DataTypes.LongType)
+            .add("control", DataTypes.StringType);
+
+    /** The task-local property in which Spark's micro-batch execution gives every task its batch id. */
+    static final String BATCH_ID_PROPERTY = "streaming.sql.batchId";
 
     private GroupingStage() {}
 
@@ -85,6 +114,24 @@ public final class GroupingStage {
      *     does not take here or one that is not an integer, W below 1 or an unknown clock
      */
     public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params) {
+        return apply(tuples, grouping, workers, clock, params, "{}", null);
+    }
+
+    /**
+     * The grouping stage of a rescale run.
+     *
+     * @param rescale {@code {}} for none, or {@code {"width": M, "routings": [r1, ...], "switch_batches":
+     *     [b1, ...]}}: M the worker-id space of the routing summaries; routing k the one in force after
+     *     the schedule's k-th event, {@code {"workers": n}} (KEY) or {@code {"owners": [owner of each
+     *     group]}} (KEY_GROUP, VNODE); {@code switch_batches}: STOP_THE_WORLD's, the first batch each
+     *     switch so far routes (absent for a live rescale)
+     * @param controls a live rescale's {@link #CONTROL_INPUT} rows, or null
+     * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String)}, and for
+     *     a routing the grouping cannot install (KEY's needs {@code workers}, an ownership grouping's
+     *     {@code owners} of its group count)
+     */
+    public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params,
+                                     String rescale, Dataset<Row> controls) {
         if (!Groupings.NAMES.contains(grouping)) {
             throw new IllegalArgumentException("no Java grouping " + grouping + "; expected one of " + Groupings.NAMES);
         }
@@ -95,11 +142,113 @@ public final class GroupingStage {
             throw new IllegalArgumentException("clock must be kafka or processing, got " + clock);
         }
         HashMap<String, Long> parameters = parameters(params);
-        Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here, not in the query's first batch
-        return tuples.select("splitter", "partition", "offset", "idx", "event_ts", "key", "count")
-                .groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT())
-                .transformWithState(new Router(grouping, parameters, workers, clock.equals("kafka")), "event_ts",
+        Rescale plan = Rescale.parse(rescale, workers, controls != null);
+        ReferenceGrouping probe = Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here
+        for (Routing routing : plan.routings) {
+            routing.install(probe); // and a routing it cannot take, not in the query's first batch
+        }
+        Dataset<Row> input = tuples.select("splitter", "partition", "offset", "idx", "event_ts", "key", "count")
+                .withColumn("control", functions.lit(null).cast(DataTypes.StringType));
+        if (controls != null) {
+            input = input.unionByName(controls.selectExpr(CONTROL_INPUT.fieldNames()));
+        }
+        return input.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT())
+                .transformWithState(new Router(grouping, parameters, workers, clock.equals("kafka"), plan), "event_ts",
                         OutputMode.Append(), Encoders.row(OUTPUT));
+    }
+
+    /** One routing of a rescale's schedule, as the control plane computed it. */
+    static final class Routing implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final int workers;
+        final int[] owners;
+
+        Routing(int workers, int[] owners) {
+            this.workers = workers;
+            this.owners = owners;
+        }
+
+        static Routing parse(JsonNode node) {
+            if (node.has("owners")) {
+                int[] owners = new int[node.get("owners").size()];
+                for (int g = 0; g < owners.length; g++) {
+                    owners[g] = node.get("owners").get(g).asInt();
+                }
+                return new Routing(0, owners);
+            }
+            if (node.has("workers")) {
+                return new Routing(node.get("workers").asInt(), null);
+            }
+            throw new IllegalArgumentException("a routing is {\"workers\": n} or {\"owners\": [...]}, got " + node);
+        }
+
+        /** This routing in force at {@code grouping}, in place. */
+        void install(ReferenceGrouping grouping) {
+            if (owners != null && grouping instanceof OwnershipGrouping ownership) {
+                ownership.assign(owners);
+            } else if (owners == null && grouping instanceof KeyGrouping key) {
+                key.rescale(workers);
+            } else {
+                throw new IllegalArgumentException(grouping.name() + " cannot install the routing "
+                        + (owners == null ? "{workers: " + workers + "}" : "{owners: [" + owners.length + " groups]}"));
+            }
+        }
+    }
+
+    /** A rescale run's routings and switches ({@link #apply(Dataset, String, int, String, String, String,
+     * Dataset)}'s {@code rescale}). */
+    static final class Rescale implements Serializable {
+        private static final long serialVersionUID = 1L;
+        final int width;
+        final List<Routing> routings;
+        final long[] switchBatches;
+        final boolean live;
+
+        Rescale(int width, List<Routing> routings, long[] switchBatches, boolean live) {
+            this.width = width;
+            this.routings = routings;
+            this.switchBatches = switchBatches;
+            this.live = live;
+        }
+
+        boolean any() {
+            return !routings.isEmpty();
+        }
+
+        static Rescale parse(String json, int workers, boolean live) {
+            JsonNode node;
+            try {
+                node = new ObjectMapper().readTree(json);
+            } catch (JsonProcessingException e) {
+                throw new IllegalArgumentException("a rescale must be a JSON object, got " + json, e);
+            }
+            List<Routing> routings = new ArrayList<>();
+            node.path("routings").forEach(r -> routings.add(Routing.parse(r)));
+            long[] batches = new long[node.path("switch_batches").size()];
+            for (int k = 0; k < batches.length; k++) {
+                batches[k] = node.get("switch_batches").get(k).asLong();
+            }
+            if (batches.length > routings.size()) {
+                throw new IllegalArgumentException(batches.length + " switches but " + routings.size() + " routings");
+            }
+            if (live && batches.length > 0) {
+                throw new IllegalArgumentException("a live rescale switches by its control rows, not by switch batches");
+            }
+            int width = node.path("width").asInt(workers);
+            if (width < workers) {
+                throw new IllegalArgumentException("width " + width + " is below workers " + workers);
+            }
+            return new Rescale(width, routings, batches, live);
+        }
+
+        /** Switches due in batch {@code batchId}: STOP_THE_WORLD's with a switch batch at or below it. */
+        int dueBy(long batchId) {
+            int due = 0;
+            while (due < switchBatches.length && switchBatches[due] <= batchId) {
+                due++;
+            }
+            return due;
+        }
     }
 
     /** {@code params} (a JSON object) as parameter name -> integer value. */
@@ -143,25 +292,52 @@ public final class GroupingStage {
         private final HashMap<String, Long> params;
         private final int workers;
         private final boolean kafkaClock;
+        private final Rescale rescale;
         private transient ValueState<byte[]> instance;
+        private transient ValueState<Integer> epoch;
 
-        Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock) {
+        Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock, Rescale rescale) {
             this.grouping = grouping;
             this.params = params;
             this.workers = workers;
             this.kafkaClock = kafkaClock;
+            this.rescale = rescale;
         }
 
         @Override
         public void init(OutputMode outputMode, TimeMode timeMode) {
             instance = getHandle().getValueState("grouping", Encoders.BINARY(), TTLConfig.NONE());
+            if (rescale.any()) {
+                epoch = getHandle().getValueState("rescale_epoch", Encoders.INT(), TTLConfig.NONE());
+            }
         }
 
         @Override
         public scala.collection.Iterator<Row> handleInputRows(Integer splitter, scala.collection.Iterator<Row> rows,
                                                              TimerValues timerValues) {
             List<Row> batch = new ArrayList<>();
-            rows.foreach(batch::add);
+            int[] switched = {0};
+            rows.foreach(row -> {
+                if (row.isNullAt(7)) {
+                    batch.add(row);
+                } else {
+                    switched[0] = Math.max(switched[0], switchOf(row.getString(7)));
+                }
+                return null;
+            });
+            int applied = 0;
+            int due = 0;
+            if (rescale.any()) {
+                applied = epoch.exists() ? epoch.get() : 0;
+                due = rescale.live ? Math.max(applied, switched[0])
+                        : rescale.dueBy(Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)));
+                if (due > rescale.routings.size()) {
+                    throw new IllegalStateException("switch " + due + " of a schedule of " + rescale.routings.size());
+                }
+                if (due > applied) {
+                    epoch.update(due); // an instance with no tuple yet starts with this routing
+                }
+            }
             if (batch.isEmpty()) {
                 return CollectionConverters.asScala(new ArrayList<Row>().iterator());
             }
@@ -170,8 +346,12 @@ public final class GroupingStage {
             long[] now = clock(batch, router == null ? null : router.clockMs, System.currentTimeMillis());
             if (router == null) {
                 router = new Instance(Groupings.create(grouping, workers, now[0], params), now[0]);
+                applied = 0;
             }
-            Summary summary = new Summary(workers);
+            if (due > applied) {
+                rescale.routings.get(due - 1).install(router.grouping);
+            }
+            Summary summary = new Summary(rescale.width);
             int[] routed = new int[batch.size()];
             for (int i = 0; i < routed.length; i++) {
                 Row row = batch.get(i);
@@ -188,6 +368,15 @@ public final class GroupingStage {
             router.clockMs = now[now.length - 1];
             instance.update(save(router));
             return CollectionConverters.asScala(out.iterator());
+        }
+
+        /** The switch number k of a control record ({@code "switch": k}), 0 for a record without one. */
+        private static int switchOf(String record) {
+            try {
+                return new ObjectMapper().readTree(record).path("switch").asInt(0);
+            } catch (JsonProcessingException e) {
+                throw new IllegalArgumentException("unreadable control record " + record, e);
+            }
         }
 
         /** Each tuple's clock, in routing order (grouping_stage.py's {@code clock_ms}). */
