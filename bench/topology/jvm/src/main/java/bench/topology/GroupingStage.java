@@ -94,6 +94,10 @@ public final class GroupingStage {
             .add("count", DataTypes.LongType)
             .add("control", DataTypes.StringType);
 
+    /** Jackson's mapper, thread-safe once configured: one per JVM (a new one per record builds its
+     * deserializers again). */
+    static final ObjectMapper JSON = new ObjectMapper();
+
     /** The task-local property in which Spark's micro-batch execution gives every task its batch id. */
     static final String BATCH_ID_PROPERTY = "streaming.sql.batchId";
 
@@ -218,7 +222,7 @@ public final class GroupingStage {
         static Rescale parse(String json, int workers, boolean live) {
             JsonNode node;
             try {
-                node = new ObjectMapper().readTree(json);
+                node = JSON.readTree(json);
             } catch (JsonProcessingException e) {
                 throw new IllegalArgumentException("a rescale must be a JSON object, got " + json, e);
             }
@@ -255,7 +259,7 @@ public final class GroupingStage {
     static HashMap<String, Long> parameters(String params) {
         Map<String, Object> parsed;
         try {
-            parsed = new ObjectMapper().readValue(params, new TypeReference<Map<String, Object>>() {});
+            parsed = JSON.readValue(params, new TypeReference<Map<String, Object>>() {});
         } catch (JsonProcessingException e) {
             throw new IllegalArgumentException("grouping parameters must be a JSON object, got " + params, e);
         }
@@ -373,7 +377,7 @@ public final class GroupingStage {
         /** The switch number k of a control record ({@code "switch": k}), 0 for a record without one. */
         private static int switchOf(String record) {
             try {
-                return new ObjectMapper().readTree(record).path("switch").asInt(0);
+                return JSON.readTree(record).path("switch").asInt(0);
             } catch (JsonProcessingException e) {
                 throw new IllegalArgumentException("unreadable control record " + record, e);
             }
@@ -397,7 +401,6 @@ public final class GroupingStage {
 
     /** One routed batch's figures (grouping_stage.py's {@code routing_summary}). */
     static final class Summary {
-        private static final ObjectMapper JSON = new ObjectMapper();
         /** Python's order of str: by code point (String.compareTo orders UTF-16 units). */
         private static final Comparator<String> CODE_POINT_ORDER = (a, b) -> {
             int i = 0;
