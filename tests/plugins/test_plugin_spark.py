@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
@@ -59,6 +60,10 @@ def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_
     assert stream["status"] == "completed", stream.get("error")
     assert stream["grouping"] == TOY_NAME
     assert stream["data_plane"] == "python"  # no Java implementation: the Python grouping stage routed it
+    # the TransformWithStateInPandas driver worker prints on every query start: into spark.log, not the console
+    logs = stream["logs"]
+    assert logs["spark"].get("pyspark_worker", 0) > 0, logs
+    assert "Streaming TransformWithStateInPandas Python worker" in (Path(logs["folder"]) / "spark.log").read_text()
     assert all(v is not False for v in stream["checks"].values()), stream["checks"]
     assert stream["exact"]["total_count"] == stream["reference"]["total_count"] == input_topic.total
     assert stream["dead_letters"] == len(E2E_MALFORMED)

@@ -127,14 +127,11 @@ def test_latency_is_reported_only_for_a_run_that_replays_its_input_live(live_run
     assert all(summary["input"]["mode"] == "recorded" for summary in stream_runs.values())
 
 
-def test_spark_and_pyspark_worker_lines_go_to_the_run_log_not_the_console(stream_runs, live_run):
-    """The TransformWithStateInPandas driver worker (the Python grouping stage: a grouping with no Java
-    implementation takes it) prints on every query start: into spark.log."""
-    python_run = next(run for run in stream_runs.values() if run["data_plane"] == "python")
-    logs = python_run["logs"]
-    assert logs["spark"].get("pyspark_worker", 0) > 0, logs
-    text = (Path(logs["folder"]) / "spark.log").read_text()
-    assert "Streaming TransformWithStateInPandas Python worker" in text
+def test_the_spark_log_is_in_the_run_folder(live_run):
+    """The JVM's lines go to the run's spark.log, counted in the summary (the Python workers' lines
+    too: tests/plugins/test_plugin_spark.py, a run on the Python grouping stage)."""
+    logs = live_run["logs"]
+    assert (Path(logs["folder"]) / "spark.log").is_file() and "spark" in logs, logs
     assert live_run["task_slots"] == 2  # the shared test session is local[2]
 
 
