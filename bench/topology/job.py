@@ -31,7 +31,7 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     if config.live_rescale:
         channel = rescale_channel.read(spark, config.rescale_channel_dir)
         controls = rescale_channel.switch_rows(channel, config.splitters,
-                                               jvm_stage.control_schema() if jvm else grouping_stage.CONTROL_SCHEMA,
+                                               jvm_stage.control_schema(spark) if jvm else grouping_stage.CONTROL_SCHEMA,
                                                grouping_stage.CONTROL_COLUMN)
         transfers = rescale_channel.transfer_rows(channel, worker_state.INPUT_SCHEMA, state_transfer.TRANSFER_COLUMN)
     if jvm:

@@ -153,12 +153,10 @@ def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict
                                  None if controls is None else controls._jdf), spark)
 
 
-def control_schema():
-    """`GroupingStage.CONTROL_INPUT`: a switch record's row on the JVM stage's input (pyspark type)."""
+def control_schema(spark):
+    """`GroupingStage.CONTROL_INPUT`, read from the session's JVM: a switch record's row on the JVM
+    stage's input (pyspark type)."""
     # deferred: as in apply_grouping
     from pyspark.sql import types as T
 
-    return T.StructType([T.StructField("splitter", T.IntegerType()), T.StructField("partition", T.IntegerType()),
-                         T.StructField("offset", T.LongType()), T.StructField("idx", T.IntegerType()),
-                         T.StructField("event_ts", T.TimestampType()), T.StructField("key", T.StringType()),
-                         T.StructField("count", T.LongType()), T.StructField("control", T.StringType())])
+    return T.StructType.fromJson(json.loads(spark._jvm.bench.topology.GroupingStage.CONTROL_INPUT.json()))

@@ -1,7 +1,6 @@
 package bench.topology;
 
 import com.fasterxml.jackson.databind.JsonNode;
-import com.fasterxml.jackson.databind.ObjectMapper;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.sql.Timestamp;
@@ -136,12 +135,10 @@ public final class WorkerState {
     record Transfer(long epoch, boolean install, JsonNode entries) {
         static final Comparator<Transfer> ORDER = Comparator.comparingLong(Transfer::epoch)
                 .thenComparing(Transfer::install);
-        private static final ObjectMapper JSON = new ObjectMapper();
-
         static Transfer parse(String text) {
             JsonNode record;
             try {
-                record = JSON.readTree(text);
+                record = GroupingStage.JSON.readTree(text);
             } catch (IOException e) {
                 throw new UncheckedIOException("unreadable state-transfer record " + text, e);
             }
