@@ -99,8 +99,8 @@ def batch_figures(progress: dict, workers: int) -> dict:
 
 def released_figures(summaries: list[str]) -> list[list[int]]:
     """`[[hold batch, tuples], ...]` (ascending) of the held tuples a HANDOFF's routers sent in one
-    batch, summed over the grouping stage's routing summaries (their `released`,
-    `bench.topology.handoff_router`); empty for any other batch."""
+    batch, summed over the grouping stage's routing summaries (their `released`, the JVM stage's
+    `Handoff`); empty for any other batch."""
     released: dict[int, int] = {}
     for text in summaries:
         for hold_batch, tuples in json.loads(text).get("released") or ():

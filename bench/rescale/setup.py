@@ -15,6 +15,7 @@ from bench.rescale.kafka_clock import topic_span_ms
 from bench.rescale.plan import java_routing, routing_at
 from bench.simulate.rescale import check_rescalable
 from bench.topology.config import TopologyConfig
+from bench.topology.jvm_stage import JVM_PARAMETERS
 from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
 
 SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER", "HANDOFF")
@@ -35,13 +36,18 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
 
     Args: options: `bench.run.RunOptions` (`rescale`, `protocol`, `handoff_batch`); topic_complete:
         the input topic holds the whole input (its span is checked).
-    Raises: ValueError, one clear message each: an unknown protocol, `--handoff-batch` below 1 or
+    Raises: ValueError, one clear message each: a grouping parameter the JVM stage does not take (the
+        Python stage does not rescale), an unknown protocol, `--handoff-batch` below 1 or
         with another protocol, HANDOFF with KEY (its units are the input's keys, which a streaming
         run does not know in advance), and the simulator's checks of the schedule.
     """
     protocol = options.protocol.strip().upper()
     events = parse_schedule(options.rescale)
     check_rescalable(config.grouping)
+    if config.data_plane != "jvm":
+        raise ValueError(f"a rescale run routes in the JVM grouping stage, where {config.grouping} takes the integer "
+                         f"parameters {', '.join(JVM_PARAMETERS.get(config.grouping, ())) or '(none)'}; "
+                         f"got --param {config.grouping_params}")
     if protocol not in PROTOCOLS:
         raise ValueError(f"unknown protocol {options.protocol!r}; valid: {', '.join(PROTOCOLS)}")
     batch = getattr(options, "handoff_batch", 1)

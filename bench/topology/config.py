@@ -210,9 +210,8 @@ class TopologyConfig(TopologySettings):
     @property
     def data_plane(self) -> str:
         """Where the grouping stage routes: "jvm" (`bench.topology.jvm_stage`: a built-in grouping with
-        parameters the Java port takes, no rescale or one of `jvm_stage.JVM_RESCALES`) or "python"
-        (`bench.topology.grouping_stage`)."""
-        return jvm_stage.data_plane(self.grouping, self.grouping_params, self.rescale_protocol)
+        parameters the Java port takes; every rescale run) or "python" (`bench.topology.grouping_stage`)."""
+        return jvm_stage.data_plane(self.grouping, self.grouping_params)
 
     @property
     def live_rescale(self) -> bool:

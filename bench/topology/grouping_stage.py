@@ -32,14 +32,10 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-from pyspark import TaskContext
 from pyspark.sql import DataFrame
-from pyspark.sql import functions as F
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
-from bench.topology.handoff_router import CONTROL_KEY as HANDOFF_KEY
-from bench.topology.handoff_router import HandoffState
 from bench.topology.python_workers import freeze_after_warm_up
 from groupings import create_grouping
 
@@ -154,23 +150,14 @@ def routing_order(partition: np.ndarray, offset: np.ndarray, idx: np.ndarray) ->
 
 
 def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, workers: int, params: dict, clock: str,
-                wall_ms: int | None = None, targets: tuple = (), width: int | None = None,
-                handoff: HandoffState | None = None, batch_id: int = 0,
-                watermark_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
+                wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
     """Route one batch of one splitter instance. Pure: no Spark; the unit under test.
 
     Args: state: `(pickled grouping, clock_ms, tuples)` or None for a new instance; rows: the tuples
         of one splitter instance, columns `partition, offset, idx, event_ms` (Kafka timestamp, epoch
         ms), `key, count`, any order.
-        targets: rescale targets to apply (`reschedule`, in order) before routing; width: length
-        of the routing summary's per-worker lists (default `workers`; a rescale run's max parallelism).
-        handoff: a HANDOFF in progress at this router (`bench.topology.handoff_router`, its controls
-        of this batch applied), which routes, holds and releases the moved units' tuples; batch_id:
-        the batch (recorded with the tuples it holds); watermark_ms: the batch's watermark.
     Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC; the batch's
-        `routing_summary` on its first row, with `released`: `[[hold batch, tuples], ...]` when held
-        tuples go out) and the new state.
-    Raises: HeldBelowWatermarkError: see `HandoffState.route`.
+        `routing_summary` on its first row) and the new state.
     """
     columns = {name: rows[name].to_numpy() for name in ("partition", "offset", "idx", "event_ms", "key", "count")}
     order = routing_order(columns["partition"], columns["offset"], columns["idx"])
@@ -186,15 +173,8 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
         instance = pickle.loads(state[0])
         now = clock_ms(event_ms, int(state[1]), clock, wall)
         seen = int(state[2])
-    for target in targets:
-        instance.reschedule(target)
     keys, counts = columns["key"], columns["count"].astype(np.int64, copy=False)
-    released: list = []
-    if handoff is not None and handoff.active:
-        sent = handoff.route(instance, keys, counts, event_ms, now, batch_id, watermark_ms)
-        keys, counts, event_ms, routed, released = sent.key, sent.count, sent.event_ms, sent.worker, sent.released
-    else:
-        routed = np.asarray(instance.route(keys, now) if len(keys) else np.empty(0), np.int32)
+    routed = np.asarray(instance.route(keys, now) if len(keys) else np.empty(0), np.int32)
     out = pd.DataFrame({
         "event_ts": pd.to_datetime(event_ms, unit="ms", utc=True, cache=False),
         "key": keys,
@@ -203,162 +183,49 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
     })
     summary = np.full(len(keys), None, dtype=object)
     if len(keys):
-        figures = routing_summary(routed, keys, counts, width or workers)
-        if released:
-            figures["released"] = released
-        summary[0] = json.dumps(figures, separators=(",", ":"))
+        summary[0] = json.dumps(routing_summary(routed, keys, counts, workers), separators=(",", ":"))
     out[ROUTED_COLUMN] = summary
     last = int(now[-1]) if len(now) else (int(state[1]) if state else wall)
     return out, (pickle.dumps(instance, protocol=pickle.HIGHEST_PROTOCOL), last, seen + len(keys))
 
 
-BATCH_ID_PROPERTY = "streaming.sql.batchId"
-"""The task-local property in which Spark's micro-batch execution gives every task its batch id."""
-
-
-def due_targets(switches: tuple, applied: int, batch_id: int) -> list:
-    """The rescale targets an instance that applied `applied` of `switches` ((switch batch, target),
-    in order) applies before routing batch `batch_id`."""
-    return [target for switch_batch, target in switches[applied:] if switch_batch <= batch_id]
-
-
-CONTROL_COLUMN = "control"
-"""A live rescale's switch record on the grouping stage's packed input (NULL on tuple rows):
-`bench.topology.rescale_channel` gives every splitter instance a copy in the same batch."""
-
-CONTROL_SCHEMA = T.StructType(PACKED_SCHEMA.fields + [T.StructField(CONTROL_COLUMN, T.StringType())])
-"""The packed input of a live rescale's grouping stage: PACKED_SCHEMA and CONTROL_COLUMN."""
-
-
-def live_targets(applied: list, records: list[str]) -> list:
-    """The targets of the switch records `records` (JSON, `switch` = k for the run's k-th rescale,
-    and `target`) that an instance which applied `applied` (the targets of switches 1..len(applied))
-    has not applied yet, in order. A record without `switch` (a later HANDOFF step) has no target.
-
-    Raises: ValueError: a switch is missing (they are published one by one, 1, 2, ...)."""
-    new = sorted({int(r["switch"]): r["target"] for r in map(json.loads, records)
-                  if "switch" in r and int(r["switch"]) > len(applied)}.items())
-    for expected, (k, _) in enumerate(new, start=len(applied) + 1):
-        if k != expected:
-            raise ValueError(f"switch {k} before switch {expected}")
-    return [target for _, target in new]
-
-
 class GroupingProcessor(StatefulProcessor):
-    """The stateful processor: state = one grouping instance per splitter key.
+    """The stateful processor: state = one grouping instance per splitter key. A rescale run routes
+    in the JVM (`bench.topology.jvm_stage`): this stage does not rescale."""
 
-    Rescales (`rescale`): with `switches` (STOP_THE_WORLD: the query is restarted with them), each
-    instance counts the rescales it applied (`rescale_epoch`) and, in the batch a switch is due
-    (known from the batch id Spark gives every task), reschedules its routing before it routes.
-    Live (SHARED_STATE, LEARNER, HANDOFF: no restart), the switches arrive as CONTROL_COLUMN rows, and each
-    instance keeps the targets it applied (`live_targets`), so that an instance created later
-    starts with them too. With `handoff`, each instance also keeps its part of a hand-off in
-    progress (`bench.topology.handoff_router.HandoffState`, kept apart from the grouping so that an
-    instance without tuples yet keeps it too): the pending units, the held ones and their tuples."""
-
-    def __init__(self, grouping: str, workers: int, params: dict, clock: str, switches: tuple = (),
-                 width: int | None = None, rescale: bool = False, live: bool = False, handoff: bool = False):
+    def __init__(self, grouping: str, workers: int, params: dict, clock: str):
         self.grouping = grouping
         self.workers = workers
         self.params = dict(params)
         self.clock = clock
-        self.switches = tuple(switches)
-        self.width = width
-        self.rescale = rescale
-        self.live = live
-        self.handoff = handoff
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("grouping", STATE_SCHEMA)
-        if self.rescale:
-            self.epoch = handle.getValueState("rescale_epoch", T.StructType([T.StructField("applied", T.LongType())]))
-        if self.live:
-            self.applied = handle.getValueState("live_targets", T.StructType([T.StructField("json", T.StringType())]))
-        if self.handoff:
-            self.handoff_state = handle.getValueState("handoff", T.StructType([T.StructField("state", T.BinaryType())]))
 
     def handleInputRows(self, key, rows: Iterator[pd.DataFrame], timerValues) -> Iterator[pd.DataFrame]:
         frames = [f for f in rows if len(f)]
         if not frames:
             return
-        packed = pd.concat(frames, ignore_index=True)
         # One state-API round trip, not two: `get` is None for a new instance (no `exists` first).
         stored = self.state.get()
-        previous = tuple(stored) if stored is not None else None
-        targets: list = []
-        if self.rescale:
-            epoch = self.epoch.get()
-            applied = int(epoch[0]) if epoch is not None else 0
-            targets = due_targets(self.switches, applied, int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)))
-            if targets:
-                self.epoch.update((applied + len(targets),))
-        handoff = None
-        if self.live:
-            control = packed[CONTROL_COLUMN].notna()
-            records = packed.loc[control, CONTROL_COLUMN].tolist()
-            if control.any() or previous is None:  # the kept targets matter only then (one round trip less)
-                kept = self.applied.get()
-                applied = json.loads(kept[0]) if kept is not None else []
-                new = live_targets(applied, records) if control.any() else []
-                if new:
-                    self.applied.update((json.dumps(applied + new),))
-                # a new instance starts at `workers` and takes every switch so far
-                targets = new if previous is not None else applied + new
-                packed = packed.loc[~control]
-            if self.handoff:
-                handoff = self._handoff(records)
-            if not len(packed) and previous is None:
-                return  # no instance yet: it is created, with `live_targets`, by its first tuples
-        batch = unpack(packed)
-        batch_id = watermark_ms = 0
-        handoff_active = handoff is not None and handoff.active
-        if handoff_active:
-            batch_id = int(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY))
-            watermark_ms = int(timerValues.getCurrentWatermarkInMs())
-        out, new_state = route_batch(previous, batch, grouping=self.grouping, workers=self.workers,
-                                     params=self.params, clock=self.clock, targets=tuple(targets), width=self.width,
-                                     handoff=handoff, batch_id=batch_id, watermark_ms=watermark_ms)
+        out, new_state = route_batch(tuple(stored) if stored is not None else None,
+                                     unpack(pd.concat(frames, ignore_index=True)), grouping=self.grouping,
+                                     workers=self.workers, params=self.params, clock=self.clock)
         self.state.update(new_state)
-        if handoff is not None and handoff_active:  # it may have held or released tuples
-            self._store(handoff)
         if len(out):
             yield out
         freeze_after_warm_up(f"grouping:{self.grouping}")
-
-    def _handoff(self, records: list[str]) -> HandoffState:
-        """This instance's hand-off state with the HANDOFF steps of `records` (JSON control records)
-        applied in epoch order, and stored when they changed it."""
-        kept = self.handoff_state.get()
-        handoff = pickle.loads(kept[0]) if kept is not None else HandoffState()
-        steps = sorted((int(r["epoch"]), r[HANDOFF_KEY]) for r in map(json.loads, records) if HANDOFF_KEY in r)
-        for epoch, step in steps:
-            handoff.apply(epoch, step)
-        if steps:
-            self._store(handoff)
-        return handoff
-
-    def _store(self, handoff: HandoffState) -> None:
-        self.handoff_state.update((pickle.dumps(handoff, protocol=pickle.HIGHEST_PROTOCOL),))
 
     def close(self) -> None:
         pass
 
 
-def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str,
-                   switches: tuple = (), width: int | None = None, rescale: bool = False,
-                   controls: DataFrame | None = None, handoff: bool = False) -> DataFrame:
-    """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column.
-    `controls`: a live rescale's switch rows (CONTROL_SCHEMA, `rescale_channel.switch_rows`), or None; `handoff`:
-    the instances keep a HANDOFF's state (`bench.topology.handoff_router`)."""
-    packed = tuples.mapInArrow(pack, PACKED_SCHEMA)
-    if controls is not None:
-        packed = packed.withColumn(CONTROL_COLUMN, F.lit(None).cast("string")).unionByName(controls)
-    return packed.groupBy("splitter").transformWithStateInPandas(
-        statefulProcessor=GroupingProcessor(grouping, workers, params, clock, switches, width, rescale,
-                                            live=controls is not None, handoff=handoff),
+def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str) -> DataFrame:
+    """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column."""
+    return tuples.mapInArrow(pack, PACKED_SCHEMA).groupBy("splitter").transformWithStateInPandas(
+        statefulProcessor=GroupingProcessor(grouping, workers, params, clock),
         outputStructType=OUTPUT_SCHEMA,
         outputMode="Append",
-        # the watermark reaches the processor only in event-time mode: HANDOFF checks its held tuples against it
-        timeMode="EventTime" if handoff else "None",
+        timeMode="None",
         eventTimeColumnName="event_ts",
     )

@@ -27,22 +27,19 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     transfers = controls = None
     if config.transfers:
         transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.INPUT_SCHEMA)
-    jvm = config.data_plane == "jvm"
     if config.live_rescale:
         channel = rescale_channel.read(spark, config.rescale_channel_dir)
-        controls = rescale_channel.switch_rows(channel, config.splitters,
-                                               jvm_stage.control_schema(spark) if jvm else grouping_stage.CONTROL_SCHEMA,
-                                               grouping_stage.CONTROL_COLUMN)
+        controls = rescale_channel.switch_rows(channel, config.splitters, jvm_stage.control_schema(spark),
+                                               jvm_stage.CONTROL_COLUMN)
         transfers = rescale_channel.transfer_rows(channel, worker_state.INPUT_SCHEMA, state_transfer.TRANSFER_COLUMN)
-    if jvm:
-        rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space)
+    if config.data_plane == "jvm":
+        rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space,
+                                         handoff=config.rescale_protocol == "HANDOFF")
         routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
                                            config.grouping_params, rescale, controls)
     else:
         routed = grouping_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_params,
-                                               config.grouping_clock, config.switches, config.worker_space,
-                                               config.transfers, controls,
-                                               handoff=config.rescale_protocol == "HANDOFF")
+                                               config.grouping_clock)
     partials = worker.work(routed, config.worker_space, config.cost_ms, config.cost_every, config.worker_window_s,
                            config.partitions if config.worker_state else None, transfers)
     return aggregator.aggregate(partials, config.aggregator_window_s)

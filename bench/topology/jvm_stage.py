@@ -5,10 +5,11 @@ ARCHITECTURE.md, "Control plane and data plane": the tuples of a built-in groupi
 JVM by the Java groupings (groupings/jvm, checked against the same golden vectors as `groupings`),
 with their instances in Spark's state store; PySpark builds the query and hands the splitter's
 DataFrame to `GroupingStage.apply` through py4j. A rescale run hands it every routing of its
-schedule, as the control plane computed them (`rescale_spec`). A grouping with no Java
-implementation (a variant, a user's plugin), a parameter the Java port does not take (SLB's `t`,
-`epsilon`), and a HANDOFF run take the Python stage (`bench.topology.grouping_stage`); `data_plane`
-says which, and the run records it.
+schedule, as the control plane computed them (`rescale_spec`), and a live rescale's switches and
+HANDOFF steps as control rows. A grouping with no Java implementation (a variant, a user's plugin)
+and a parameter the Java port does not take (SLB's `t`, `epsilon`) take the Python stage
+(`bench.topology.grouping_stage`), which does not rescale; `data_plane` says which, and the run
+records it.
 
 The stage is compiled with `javac` against the jars of the installed pyspark, the Spark that runs
 it, so it never needs Spark from Maven; its jar and the Java groupings' go into `spark.jars`, which
@@ -47,29 +48,30 @@ STAGE_JAR = STAGE_DIR / "target" / "grouping-stage.jar"
 GROUPINGS_JAR = "stream-groupings.jar"
 
 
-JVM_RESCALES = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")
-"""The rescale protocols whose switches the JVM stage makes (`GroupingStage.Rescale`); HANDOFF's
-hand-off (held tuples, whitelists: `bench.topology.handoff_router`) is on the Python stage only."""
+CONTROL_COLUMN = "control"
+"""The column of a control row (`GroupingStage.CONTROL_INPUT`) that carries a live rescale's switch
+record (`bench.topology.rescale_channel`); NULL on tuple rows."""
 
 
-def data_plane(grouping: str, grouping_params: dict, rescale_protocol: str) -> str:
+def data_plane(grouping: str, grouping_params: dict) -> str:
     """"jvm" when the run's grouping stage can run in the JVM (a grouping of JVM_GROUPINGS whose
-    parameters are all integers of its JVM_PARAMETERS, no rescale or one of JVM_RESCALES), else "python"."""
+    parameters are all integers of its JVM_PARAMETERS), else "python"."""
     takes = JVM_PARAMETERS.get(grouping, ())
     params_in_java = all(name in takes and isinstance(value, int) and not isinstance(value, bool)
                          for name, value in grouping_params.items())
-    jvm = grouping in JVM_GROUPINGS and params_in_java and rescale_protocol in ("", *JVM_RESCALES)
-    return "jvm" if jvm else "python"
+    return "jvm" if grouping in JVM_GROUPINGS and params_in_java else "python"
 
 
-def rescale_spec(routings: tuple, switches: tuple, width: int) -> str:
+def rescale_spec(routings: tuple, switches: tuple, width: int, handoff: bool = False) -> str:
     """The JVM stage's `rescale` argument (`GroupingStage.apply`), JSON: the routing in force after
     each event of the schedule (`TopologyConfig.rescale_routings`), the switch batches of
-    STOP_THE_WORLD's `switches` so far ((switch batch, target), in order) and the routing summaries'
-    width M. `{}` for a run without a rescale."""
+    STOP_THE_WORLD's `switches` so far ((switch batch, target), in order), the routing summaries'
+    width M, and `handoff` for a HANDOFF (its routers keep the hand-off's state, `Handoff.java`).
+    `{}` for a run without a rescale."""
     if not routings:
         return "{}"
-    return json.dumps({"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches]})
+    spec = {"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches]}
+    return json.dumps({**spec, "handoff": True} if handoff else spec)
 
 
 JVM_OPERATOR = "transformWithStateExec"
@@ -139,7 +141,7 @@ def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict
     (`GroupingStage.apply`) by `grouping` with `params` (JVM_PARAMETERS; None: its defaults);
     `event_ts` is again the event-time column. The session needs `jars()`.
 
-    Args: rescale: `rescale_spec`; controls: a live rescale's switch rows (CONTROL_SCHEMA,
+    Args: rescale: `rescale_spec`; controls: a live rescale's switch rows (`control_schema`,
         `rescale_channel.switch_rows`), or None.
     Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for a grouping
         of no JVM_GROUPINGS, a parameter the Java grouping does not take, or a routing it cannot

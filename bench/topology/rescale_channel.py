@@ -92,7 +92,7 @@ class Channel:
                 handoff: dict | None = None) -> int:
         """Publish epoch `epoch`: the transfer records (Kafka-style `(key, json)` pairs of
         `state_transfer.records`) and, for the routers, with `switch` = (k, target) the k-th switch
-        and with `handoff` a HANDOFF step (`bench.topology.handoff_router.CONTROL_KEY`), in one record.
+        and with `handoff` a HANDOFF step (`Handoff.CONTROL_KEY` of the JVM stage), in one record.
         Idempotent: a published epoch is kept as it is. Returns the records' count."""
         router = {"epoch": epoch, "slot": SWITCH_SLOT}
         if switch is not None:

@@ -14,7 +14,6 @@ from bench.rescale.journal import Journal
 from bench.rescale.ownership import violations
 from bench.rescale.plan import plan_move, routing_at
 from bench.topology import state_transfer
-from bench.topology.grouping_stage import due_targets, route_batch
 from bench.topology.state_layout import slot_table
 
 KEYS = [f"K{i:03d}" for i in range(60)]
@@ -62,18 +61,6 @@ def test_the_ownership_check_sees_a_key_routed_to_its_new_owner_before_the_switc
                2: {"pairs": [[key, after.owner_of(key)]]}}
     assert violations(batches, [(2, after)], before) == [(1, after.owner_of(key), key)]
     assert violations(batches, [(1, after)], before) == []
-
-
-def test_the_grouping_stage_applies_each_switch_once_from_its_batch():
-    switches = ((5, 6), (9, 3))
-    assert due_targets(switches, 0, 4) == [] and due_targets(switches, 0, 5) == [6]
-    assert due_targets(switches, 1, 8) == [] and due_targets(switches, 0, 9) == [6, 3]
-    rows = pd.DataFrame({"partition": [0, 0], "offset": [0, 1], "idx": [0, 0], "event_ms": [1, 2],
-                         "key": KEYS[:2], "count": [1, 1]})
-    out, state = route_batch(None, rows, grouping="VNODE", workers=4, params={}, clock="kafka", targets=(6,), width=6)
-    after = routing_at("VNODE", 4, {}, [6])
-    assert out["worker"].tolist() == [after.owner_of(k) for k in KEYS[:2]]
-    assert len(json.loads(out["routed"].iloc[0])["loads"]) == 6
 
 
 def test_transfer_records_of_an_epoch_put_extracts_first():
@@ -127,15 +114,17 @@ def test_a_shared_state_run_fixes_its_layout_for_the_max_parallelism(tmp_path):
         (12, 12, True, False, ())  # N = max(A 10, M 12) from the first batch: no repartition later
 
 
-def test_a_live_router_takes_each_switch_once_and_in_order():
-    from bench.topology.grouping_stage import live_targets
+def test_a_rescale_run_the_jvm_stage_cannot_route_is_refused(tmp_path):
+    """The Python grouping stage does not rescale: a rescale run with a parameter only it takes
+    (not an integer) is refused before Spark starts."""
+    from dataclasses import replace
 
-    switch = lambda k, t: json.dumps({"epoch": 2 * k, "slot": -1, "switch": k, "target": t})  # noqa: E731
-    assert live_targets([], [switch(1, 6)]) == [6]
-    assert live_targets([6], [switch(1, 6), switch(1, 6)]) == []  # read again: nothing new
-    assert live_targets([6], [switch(3, 5), switch(2, "+7")]) == ["+7", 5]
-    with pytest.raises(ValueError, match="switch 3 before switch 2"):
-        live_targets([6], [switch(3, 5)])
+    from bench.rescale.setup import rescale_config
+
+    config = replace(_config(tmp_path), grouping_params={"vnodes": 64.0})
+    with pytest.raises(ValueError, match="routes in the JVM grouping stage, where VNODE takes the integer parameters "
+                                         "vnodes; got --param"):
+        rescale_config(_options("60s:12", "HANDOFF"), config, topic_complete=False)
 
 
 def test_the_channel_holds_the_query_at_a_barrier_until_the_epoch_is_published(tmp_path):

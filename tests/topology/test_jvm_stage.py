@@ -17,8 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.topology.grouping_stage import route_batch, timestamps_ms
-from bench.topology.jvm_stage import JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, data_plane
+from bench.topology.grouping_stage import route_batch, routing_summary, timestamps_ms
+from bench.topology.jvm_stage import JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, control_schema, data_plane
 
 pytestmark = pytest.mark.spark
 
@@ -102,13 +102,11 @@ def test_the_jvm_stage_routes_and_summarizes_as_route_batch(spark, tmp_path, gro
         assert routing(jvm) != routing(defaults)
 
 
-def test_only_the_java_groupings_with_parameters_java_takes_and_no_rescale_take_the_jvm():
-    assert [data_plane(g, {}, "") for g in ("KEY", "D_CHOICES", "toy_groupings:RoundRobin")] == ["jvm", "jvm", "python"]
-    assert [data_plane(g, p, "") for g, p in WITH_PARAMETERS] == ["jvm"] * len(WITH_PARAMETERS)
-    assert data_plane("D_CHOICES", {"t": 2}, "") == "python"  # SLB's T is fixed in the Java port
-    assert data_plane("VNODE", {"vnodes": 64.0}, "") == "python"  # not an integer: Python's error, not Java's
-    assert [data_plane("KEY_GROUP", {}, p) for p in ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")] == ["jvm"] * 3
-    assert data_plane("VNODE", {}, "HANDOFF") == "python"  # the hand-off is on the Python stage only
+def test_only_the_java_groupings_with_parameters_java_takes_take_the_jvm():
+    assert [data_plane(g, {}) for g in ("KEY", "D_CHOICES", "toy_groupings:RoundRobin")] == ["jvm", "jvm", "python"]
+    assert [data_plane(g, p) for g, p in WITH_PARAMETERS] == ["jvm"] * len(WITH_PARAMETERS)
+    assert data_plane("D_CHOICES", {"t": 2}) == "python"  # SLB's T is fixed in the Java port
+    assert data_plane("VNODE", {"vnodes": 64.0}) == "python"  # not an integer: Python's error, not Java's
 
 
 def test_the_parameters_java_takes_are_the_java_librarys(spark):
@@ -143,10 +141,13 @@ def test_a_due_switch_installs_the_control_planes_routing_before_the_batch(spark
     spec = rescale_spec(routings, tuple((0, t) for t in targets), width)
     jvm = run_once(apply_grouping(stream(spark, table, tmp_path / "in"), grouping, 7, "kafka", {}, spec),
                    tmp_path / "cp")
-    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka",
-                                   targets=targets, width=width)[0] for _, rows in table.groupby("splitter"))
-    assert summaries(jvm) == summaries(python)
-    assert routing(jvm) == routing(python)
+    last = routing_at(grouping, 7, {}, list(targets))  # the control plane's routing after the last event
+    owners = table.assign(worker=[last.owner_of(k) for k in table["key"]])
+    expected = [json.dumps(routing_summary(rows["worker"].to_numpy(), rows["key"].to_numpy(),
+                                           rows["count"].to_numpy(), width), sort_keys=True)
+                for _, rows in owners.groupby("splitter")]
+    assert summaries(jvm) == sorted(expected)
+    assert routing(jvm) == sorted(zip(owners["worker"], owners["key"], owners["event_ms"], owners["count"]))
     unscaled = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
                          for _, rows in table.groupby("splitter"))
     assert routing(jvm) != routing(unscaled)  # the switch mattered
@@ -165,3 +166,9 @@ def test_a_routing_the_grouping_cannot_install_is_refused_before_the_query(spark
         apply_grouping(stream(spark, tuples(30), tmp_path / "in"), "KEY_GROUP", 7, "kafka", {}, spec)
     with pytest.raises(IllegalArgumentException, match="KEY cannot install the routing"):
         apply_grouping(stream(spark, tuples(30), tmp_path / "in2"), "KEY", 7, "kafka", {}, spec)
+    handoff = json.dumps({"width": 7, "routings": [{"workers": 9}], "switch_batches": [], "handoff": True})
+    with pytest.raises(IllegalArgumentException, match="a HANDOFF is a live rescale"):
+        apply_grouping(stream(spark, tuples(30), tmp_path / "in3"), "KEY", 7, "kafka", {}, handoff)
+    controls = spark.createDataFrame([], control_schema(spark))
+    with pytest.raises(IllegalArgumentException, match="HANDOFF hands over key groups or vnodes; KEY has none"):
+        apply_grouping(stream(spark, tuples(30), tmp_path / "in4"), "KEY", 7, "kafka", {}, handoff, controls)

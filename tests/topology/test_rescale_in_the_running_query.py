@@ -70,9 +70,10 @@ def test_the_query_pauses_between_two_batches_and_is_never_restarted(live):
 
 
 def test_the_checkpoint_records_which_plane_wrote_each_operator_and_a_resume_on_another_is_refused(live, tmp_path):
-    """SHARED_STATE and LEARNER route on the JVM grouping stage, HANDOFF on the Python one; the worker
-    state is the JVM operator in all three. A resume that would build the other grouping stage is
-    refused before Spark starts (`bench.run.preflight._check_resumable`)."""
+    """The three live protocols route on the JVM grouping stage and keep the worker state in the JVM
+    operator. A resume that would build the other grouping stage (a `--param` value only the Python
+    stage takes, as a run of an earlier version's Python stage would need) is refused before Spark
+    starts (`bench.run.preflight._check_resumable`)."""
     from dataclasses import replace
 
     from bench.run.preflight import RunError, _check_resumable
@@ -81,16 +82,14 @@ def test_the_checkpoint_records_which_plane_wrote_each_operator_and_a_resume_on_
 
     protocol = live["rescale"]["protocol"]
     checkpoint = Path(live["results"]) / "checkpoint"
-    plane = "python" if protocol == "HANDOFF" else "jvm"
-    assert live["data_plane"] == plane
-    assert written_planes(checkpoint / "main") == {"grouping": plane, "per_key": "jvm"}
+    assert live["data_plane"] == "jvm"
+    assert written_planes(checkpoint / "main") == {"grouping": "jvm", "per_key": "jvm"}
     config = TopologyConfig(run_id=Path(live["results"]).name, topic="t", bootstrap_servers="127.0.0.1:1",
                             checkpoint_dir=checkpoint, results_dir=tmp_path, grouping="VNODE", dataset=E2E_DATASET,
                             rescale_protocol=protocol)
     _check_resumable(config)  # the same plane: resumes
-    other = "SHARED_STATE" if protocol == "HANDOFF" else "HANDOFF"
-    with pytest.raises(RunError, match=f"whose grouping stage was written by the {plane} operator"):
-        _check_resumable(replace(config, rescale_protocol=other))
+    with pytest.raises(RunError, match="whose grouping stage was written by the jvm operator"):
+        _check_resumable(replace(config, grouping_params={"vnodes": 256.0}))
 
 
 def test_shared_state_moves_every_entry_at_the_barrier(live):

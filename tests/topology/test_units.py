@@ -99,24 +99,6 @@ def test_pack_then_unpack_gives_back_every_tuple_of_every_splitter_and_partition
     assert list(pack(iter([]))) == []
 
 
-def test_a_batch_with_a_switch_and_no_tuple_reschedules_the_instance_and_routes_nothing():
-    """A live rescale's switch can reach a splitter instance in a batch in which it has no tuple
-    (its copy of the switch is its only row): the instance still takes the new routing."""
-    import pickle
-
-    import pyarrow as pa
-
-    data = rows(10)
-    data["partition"], data["splitter"] = np.int32(0), np.int32(0)
-    tuples = data.assign(event_ts=pd.to_datetime(data["event_ms"], unit="ms", utc=True)).drop(columns="event_ms")
-    packed = pa.Table.from_batches(list(pack(iter(pa.Table.from_pandas(tuples, preserve_index=False).to_batches()))))
-    first, state = route_batch(None, unpack(packed.to_pandas()), grouping="VNODE", workers=4, params={}, clock="kafka")
-    out, state = route_batch(state, unpack(packed.to_pandas().iloc[0:0]), grouping="VNODE", workers=4, params={},
-                             clock="kafka", targets=(6,))
-    assert len(first) == 10 and len(out) == 0
-    assert len(pickle.loads(state[0]).workers) == 6 and state[2] == 10
-
-
 def test_kafka_clock_is_monotone_and_resumes_from_state():
     assert clock_ms(np.array([5, 3, 9, 7]), None, "kafka", 0).tolist() == [5, 5, 9, 9]
     assert clock_ms(np.array([5, 3]), 8, "kafka", 0).tolist() == [8, 8]

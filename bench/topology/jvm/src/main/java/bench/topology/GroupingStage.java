@@ -66,8 +66,10 @@ import scala.jdk.javaapi.CollectionConverters;
  * rescale's switch records, which the rescale channel gives every splitter instance in the same
  * batch as control rows ({@link #CONTROL_INPUT}). Each instance keeps the number of switches it
  * installed ({@code rescale_epoch}), also before it has a tuple, so an instance created later
- * starts with the routing in force. HANDOFF's hand-off (held tuples, whitelists) is on the Python
- * path only so far; the run chooses the path.
+ * starts with the routing in force. A HANDOFF's steps come in the same control rows; each instance
+ * keeps its part of the hand-off ({@link Handoff}: pending and held units, kept tuples) in its state
+ * and checks the tuples it releases against the watermark, which reaches it because the stage runs
+ * in event-time mode (the overload with an event-time column).
  *
  * <p>The tuples never leave the JVM here: the Python path packs them into Arrow for
  * transformWithStateInPandas and unpacks them in a Python worker.
@@ -128,11 +130,13 @@ public final class GroupingStage {
      *     [b1, ...]}}: M the worker-id space of the routing summaries; routing k the one in force after
      *     the schedule's k-th event, {@code {"workers": n}} (KEY) or {@code {"owners": [owner of each
      *     group]}} (KEY_GROUP, VNODE); {@code switch_batches}: STOP_THE_WORLD's, the first batch each
-     *     switch so far routes (absent for a live rescale)
+     *     switch so far routes (absent for a live rescale); {@code "handoff": true} for a HANDOFF,
+     *     whose steps ({@link Handoff#CONTROL_KEY}) come with the control rows
      * @param controls a live rescale's {@link #CONTROL_INPUT} rows, or null
      * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String)}, and for
      *     a routing the grouping cannot install (KEY's needs {@code workers}, an ownership grouping's
-     *     {@code owners} of its group count)
+     *     {@code owners} of its group count), a HANDOFF without control rows or of a grouping without
+     *     groups (KEY)
      */
     public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params,
                                      String rescale, Dataset<Row> controls) {
@@ -150,6 +154,9 @@ public final class GroupingStage {
         ReferenceGrouping probe = Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here
         for (Routing routing : plan.routings) {
             routing.install(probe); // and a routing it cannot take, not in the query's first batch
+        }
+        if (plan.handoff && !(probe instanceof OwnershipGrouping)) {
+            throw new IllegalArgumentException("HANDOFF hands over key groups or vnodes; " + grouping + " has none");
         }
         Dataset<Row> input = tuples.select("splitter", "partition", "offset", "idx", "event_ts", "key", "count")
                 .withColumn("control", functions.lit(null).cast(DataTypes.StringType));
@@ -207,12 +214,14 @@ public final class GroupingStage {
         final List<Routing> routings;
         final long[] switchBatches;
         final boolean live;
+        final boolean handoff;
 
-        Rescale(int width, List<Routing> routings, long[] switchBatches, boolean live) {
+        Rescale(int width, List<Routing> routings, long[] switchBatches, boolean live, boolean handoff) {
             this.width = width;
             this.routings = routings;
             this.switchBatches = switchBatches;
             this.live = live;
+            this.handoff = handoff;
         }
 
         boolean any() {
@@ -242,7 +251,11 @@ public final class GroupingStage {
             if (width < workers) {
                 throw new IllegalArgumentException("width " + width + " is below workers " + workers);
             }
-            return new Rescale(width, routings, batches, live);
+            boolean handoff = node.path("handoff").asBoolean(false);
+            if (handoff && !live) {
+                throw new IllegalArgumentException("a HANDOFF is a live rescale: its steps come as control rows");
+            }
+            return new Rescale(width, routings, batches, live, handoff);
         }
 
         /** Switches due in batch {@code batchId}: STOP_THE_WORLD's with a switch batch at or below it. */
@@ -299,6 +312,7 @@ public final class GroupingStage {
         private final Rescale rescale;
         private transient ValueState<byte[]> instance;
         private transient ValueState<Integer> epoch;
+        private transient ValueState<byte[]> handoffState;
 
         Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock, Rescale rescale) {
             this.grouping = grouping;
@@ -314,18 +328,21 @@ public final class GroupingStage {
             if (rescale.any()) {
                 epoch = getHandle().getValueState("rescale_epoch", Encoders.INT(), TTLConfig.NONE());
             }
+            if (rescale.handoff) {
+                handoffState = getHandle().getValueState("handoff", Encoders.BINARY(), TTLConfig.NONE());
+            }
         }
 
         @Override
         public scala.collection.Iterator<Row> handleInputRows(Integer splitter, scala.collection.Iterator<Row> rows,
                                                              TimerValues timerValues) {
             List<Row> batch = new ArrayList<>();
-            int[] switched = {0};
+            List<JsonNode> controls = new ArrayList<>();
             rows.foreach(row -> {
                 if (row.isNullAt(7)) {
                     batch.add(row);
                 } else {
-                    switched[0] = Math.max(switched[0], switchOf(row.getString(7)));
+                    controls.add(control(row.getString(7)));
                 }
                 return null;
             });
@@ -333,7 +350,8 @@ public final class GroupingStage {
             int due = 0;
             if (rescale.any()) {
                 applied = epoch.exists() ? epoch.get() : 0;
-                due = rescale.live ? Math.max(applied, switched[0])
+                due = rescale.live ? Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0))
+                        .max().orElse(0))
                         : rescale.dueBy(Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)));
                 if (due > rescale.routings.size()) {
                     throw new IllegalStateException("switch " + due + " of a schedule of " + rescale.routings.size());
@@ -342,7 +360,8 @@ public final class GroupingStage {
                     epoch.update(due); // an instance with no tuple yet starts with this routing
                 }
             }
-            if (batch.isEmpty()) {
+            Handoff handoff = rescale.handoff ? handoff(controls) : null;
+            if (batch.isEmpty() && (handoff == null || !handoff.releases() || !instance.exists())) {
                 return CollectionConverters.asScala(new ArrayList<Row>().iterator());
             }
             batch.sort(KAFKA_ORDER);
@@ -356,28 +375,80 @@ public final class GroupingStage {
                 rescale.routings.get(due - 1).install(router.grouping);
             }
             Summary summary = new Summary(rescale.width);
-            int[] routed = new int[batch.size()];
-            for (int i = 0; i < routed.length; i++) {
-                Row row = batch.get(i);
-                routed[i] = router.grouping.choose(row.getString(5), now[i]);
-                summary.add(routed[i], row.getString(5), row.getLong(6));
+            List<Row> out = new ArrayList<>(batch.size());
+            if (handoff != null && handoff.active()) {
+                out = handOver(handoff, (OwnershipGrouping) router.grouping, batch, now, timerValues, summary);
+            } else {
+                int[] routed = new int[batch.size()];
+                for (int i = 0; i < routed.length; i++) {
+                    Row row = batch.get(i);
+                    routed[i] = router.grouping.choose(row.getString(5), now[i]);
+                    summary.add(routed[i], row.getString(5), row.getLong(6));
+                }
+                for (int i = 0; i < routed.length; i++) {
+                    Row row = batch.get(i);
+                    out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), routed[i], null));
+                }
             }
-            String figures = summary.json();
-            List<Row> out = new ArrayList<>(routed.length);
-            for (int i = 0; i < routed.length; i++) {
-                Row row = batch.get(i);
-                out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), routed[i],
-                        i == 0 ? figures : null));
+            if (!out.isEmpty()) {
+                Row first = out.get(0);
+                out.set(0, RowFactory.create(first.get(0), first.get(1), first.get(2), first.get(3), summary.json()));
             }
-            router.clockMs = now[now.length - 1];
+            if (now.length > 0) {
+                router.clockMs = now[now.length - 1];
+            }
             instance.update(save(router));
             return CollectionConverters.asScala(out.iterator());
         }
 
-        /** The switch number k of a control record ({@code "switch": k}), 0 for a record without one. */
-        private static int switchOf(String record) {
+        /** This instance's part of a hand-off with the HANDOFF steps of {@code controls} applied in
+         * epoch order, and stored when one was new. */
+        private Handoff handoff(List<JsonNode> controls) {
+            Handoff handoff = handoffState.exists() ? (Handoff) restore(handoffState.get()) : new Handoff();
+            boolean changed = false;
+            List<JsonNode> steps = new ArrayList<>(controls.stream().filter(c -> c.has(Handoff.CONTROL_KEY)).toList());
+            steps.sort(Comparator.comparingLong(c -> c.path("epoch").asLong()));
+            for (JsonNode step : steps) {
+                changed |= handoff.apply(step.path("epoch").asLong(), step.get(Handoff.CONTROL_KEY));
+            }
+            if (changed) {
+                handoffState.update(save(handoff));
+            }
+            return handoff;
+        }
+
+        /** The batch routed by {@link Handoff#route}, as output rows (no summary yet); the routing
+         * summary gets the released tuples' hold batches ({@code released}), and the hand-off,
+         * which held or released tuples, is stored. */
+        private List<Row> handOver(Handoff handoff, OwnershipGrouping grouping, List<Row> batch, long[] now,
+                                   TimerValues timerValues, Summary summary) {
+            List<String> keys = new ArrayList<>(batch.size());
+            List<Timestamp> eventTs = new ArrayList<>(batch.size());
+            long[] counts = new long[batch.size()];
+            for (int i = 0; i < counts.length; i++) {
+                Row row = batch.get(i);
+                eventTs.add(row.getAs(4));
+                keys.add(row.getString(5));
+                counts[i] = row.getLong(6);
+            }
+            long batchId = Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY));
+            Handoff.Routed routed = handoff.route(grouping, keys, counts, eventTs, now, batchId,
+                    timerValues.getCurrentWatermarkInMs());
+            handoffState.update(save(handoff));
+            List<Row> out = new ArrayList<>(routed.tuples().size());
+            for (Handoff.Sent t : routed.tuples()) {
+                summary.add(t.worker(), t.key(), t.count());
+                out.add(RowFactory.create(t.eventTs(), t.key(), t.count(), t.worker(), null));
+            }
+            summary.released(routed.released());
+            return out;
+        }
+
+        /** A control record, parsed: {@code "switch": k} for a live rescale's k-th switch, {@code "epoch"}
+         * its rescale channel epoch, a HANDOFF step under {@link Handoff#CONTROL_KEY}. */
+        private static JsonNode control(String record) {
             try {
-                return JSON.readTree(record).path("switch").asInt(0);
+                return JSON.readTree(record);
             } catch (JsonProcessingException e) {
                 throw new IllegalArgumentException("unreadable control record " + record, e);
             }
@@ -419,6 +490,7 @@ public final class GroupingStage {
         private final long[] loads;
         private final long[] tuples;
         private final List<Set<String>> keysOf;
+        private Map<Long, Long> released = Map.of();
 
         Summary(int workers) {
             loads = new long[workers];
@@ -435,7 +507,13 @@ public final class GroupingStage {
             keysOf.get(worker).add(key);
         }
 
-        /** The figures as JSON; the pairs sorted by (worker, key), once per batch. */
+        /** HANDOFF's kept tuples sent in this batch: hold batch -> tuples, ascending. */
+        void released(Map<Long, Long> heldIn) {
+            released = heldIn;
+        }
+
+        /** The figures as JSON; the pairs sorted by (worker, key), once per batch; with {@code
+         * released}, {@code [[hold batch, tuples], ...]}, when the batch sends kept tuples. */
         String json() {
             List<Object[]> pairs = new ArrayList<>();
             for (int w = 0; w < keysOf.size(); w++) {
@@ -449,6 +527,10 @@ public final class GroupingStage {
             figures.put("loads", loads);
             figures.put("tuples", tuples);
             figures.put("pairs", pairs);
+            if (!released.isEmpty()) {
+                figures.put("released", released.entrySet().stream().map(e -> new long[] {e.getKey(), e.getValue()})
+                        .toList());
+            }
             try {
                 return JSON.writeValueAsString(figures);
             } catch (JsonProcessingException e) {
