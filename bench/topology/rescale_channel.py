@@ -7,7 +7,11 @@ fails with `[STDS_COMMITTED_BATCH_UNAVAILABLE] No committed batch found` (PySpar
 A source's `latestOffset` is the one place where the query's thread waits for us after a batch
 committed and before the next is planned. So the channel is a Python streaming data source
 (`pyspark.sql.datasource`, PySpark's public API) over a folder of the query's checkpoint, the
-rescale's shared storage:
+rescale's shared storage. It is a `SimpleDataSourceStreamReader`: its `read` runs in the driver
+when the query asks for the latest offset, and PySpark hands the records it read to the JVM with
+the batch's plan, so the executors read them without a Python worker (a query restarted in the
+middle of a batch reads that batch's records again with `readBetweenOffsets`, in an executor's
+Python worker):
 
 - `request-<e>.json` (the driver): rescale epoch e is due.
 - `barrier-<e>.json` (the source, in `latestOffset`): the query has committed its last batch B
@@ -42,7 +46,7 @@ from pathlib import Path
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
-from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.datasource import DataSource, SimpleDataSourceStreamReader
 
 from bench.topology.state_transfer import control_columns
 
@@ -116,7 +120,7 @@ class Channel:
         (self.folder / "abort").unlink(missing_ok=True)
 
 
-class _Reader(DataSourceStreamReader):
+class _Reader(SimpleDataSourceStreamReader):
     def __init__(self, folder: str):
         self.folder = Path(folder)
 
@@ -126,10 +130,12 @@ class _Reader(DataSourceStreamReader):
     def initialOffset(self) -> dict:
         return {"epoch": 0}
 
-    def latestOffset(self, start: dict, limit) -> dict:
+    def read(self, start: dict) -> tuple:
+        """The records of the epochs published after `start`, and the last one's offset; at a
+        barrier (an epoch requested and not published) it waits for the publication first."""
         epochs = self._epochs("request") + self._epochs("epoch")
         if not epochs:
-            return {"epoch": int(start["epoch"]) if start else 0}
+            return iter(()), {"epoch": int(start["epoch"])}
         epoch = max(epochs)
         published = self.folder / f"epoch-{epoch}.jsonl"
         if not published.exists():  # requested: the barrier
@@ -141,16 +147,17 @@ class _Reader(DataSourceStreamReader):
                 if time.monotonic() > deadline:
                     raise TimeoutError(f"rescale epoch {epoch}: not published within {WAIT_S:g} s of the barrier")
                 time.sleep(0.02)
-        return {"epoch": epoch}
+        end = {"epoch": max(epoch, int(start["epoch"]))}
+        return self.readBetweenOffsets(start, end), end
 
-    def partitions(self, start: dict, end: dict):
-        return [InputPartition(e) for e in range(int(start["epoch"]) + 1, int(end["epoch"]) + 1)]
-
-    def read(self, partition):
-        epoch = partition.value
-        for line in (self.folder / f"epoch-{epoch}.jsonl").read_text().splitlines():
-            if line:
-                yield epoch, int(json.loads(line)["slot"]), line
+    def readBetweenOffsets(self, start: dict, end: dict):
+        """`epoch, slot, record` of every record of the epochs in (start, end], read now."""
+        rows = []
+        for epoch in range(int(start["epoch"]) + 1, int(end["epoch"]) + 1):
+            for line in (self.folder / f"epoch-{epoch}.jsonl").read_text().splitlines():
+                if line:
+                    rows.append((epoch, int(json.loads(line)["slot"]), line))
+        return iter(rows)
 
     def commit(self, end: dict) -> None:
         pass
@@ -166,7 +173,7 @@ class RescaleChannelSource(DataSource):
     def schema(self) -> str:
         return SCHEMA
 
-    def streamReader(self, schema) -> DataSourceStreamReader:
+    def simpleStreamReader(self, schema) -> SimpleDataSourceStreamReader:
         return _Reader(self.options["folder"])
 
 

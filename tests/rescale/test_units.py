@@ -128,18 +128,20 @@ def test_a_rescale_run_the_jvm_stage_cannot_route_is_refused(tmp_path):
 
 
 def test_the_channel_holds_the_query_at_a_barrier_until_the_epoch_is_published(tmp_path):
-    """The source's `latestOffset` (what the query's thread calls before it plans a batch) waits
-    while an epoch is requested and not published, and the published records are read once."""
+    """The source's `read` (called in the driver when the query asks for the latest offset, before
+    it plans a batch) waits while an epoch is requested and not published, and gives the published
+    records once, with the offset of the last epoch."""
     import threading
 
     from bench.topology import rescale_channel
 
     channel = rescale_channel.Channel(tmp_path)
-    reader = rescale_channel.RescaleChannelSource({"folder": str(tmp_path)}).streamReader(None)
-    assert reader.latestOffset({"epoch": 0}, None) == {"epoch": 0}  # nothing requested: no wait
+    reader = rescale_channel.RescaleChannelSource({"folder": str(tmp_path)}).simpleStreamReader(None)
+    rows, end = reader.read({"epoch": 0})
+    assert (list(rows), end) == ([], {"epoch": 0})  # nothing requested: no wait
     channel.request(1)
     got = []
-    waiting = threading.Thread(target=lambda: got.append(reader.latestOffset({"epoch": 0}, None)), daemon=True)
+    waiting = threading.Thread(target=lambda: got.append(reader.read({"epoch": 0})), daemon=True)
     waiting.start()
     try:
         deadline = time.monotonic() + 10
@@ -151,26 +153,28 @@ def test_the_channel_holds_the_query_at_a_barrier_until_the_epoch_is_published(t
         waiting.join(10)
     finally:
         channel.abort()  # the waiting thread ends whatever failed
-    assert got == [{"epoch": 1}]
-    channel.publish(1, [], switch=(1, 8))  # a resumed driver does not rewrite a published epoch
-    (part,) = reader.partitions({"epoch": 0}, {"epoch": 1})
-    rows = list(reader.read(part))
+    ((rows, end),) = got
+    rows = list(rows)
+    assert end == {"epoch": 1}
     assert [(e, slot) for e, slot, _ in rows] == [(1, -1), (1, 0), (1, 4)]
     assert json.loads(rows[0][2])["target"] == 6
-    assert reader.partitions({"epoch": 1}, {"epoch": 1}) == []
+    channel.publish(1, [], switch=(1, 8))  # a resumed driver does not rewrite a published epoch
+    assert list(reader.readBetweenOffsets({"epoch": 0}, {"epoch": 1})) == rows  # a replayed batch
+    rows, end = reader.read({"epoch": 1})
+    assert (list(rows), end) == ([], {"epoch": 1})
     channel.publish(2, [])  # published without a request (a LEARNER warm-up): no barrier
-    assert reader.latestOffset({"epoch": 1}, None) == {"epoch": 2} and channel.barrier_wall_ms(2) is None
+    assert reader.read({"epoch": 1})[1] == {"epoch": 2} and channel.barrier_wall_ms(2) is None
 
 
 def test_a_query_waiting_at_a_barrier_fails_when_the_driver_gives_up(tmp_path):
     from bench.topology import rescale_channel
 
     channel = rescale_channel.Channel(tmp_path)
-    reader = rescale_channel.RescaleChannelSource({"folder": str(tmp_path)}).streamReader(None)
+    reader = rescale_channel.RescaleChannelSource({"folder": str(tmp_path)}).simpleStreamReader(None)
     channel.request(1)
     channel.abort()
     with pytest.raises(rescale_channel.RescaleAborted):
-        reader.latestOffset({"epoch": 0}, None)
+        reader.read({"epoch": 0})
     channel.reopen()  # a new driver attempt
     assert not (tmp_path / "abort").exists()
 
