@@ -25,7 +25,7 @@ def routing_at(grouping: str, workers: int, params: dict, targets: Sequence) -> 
 
 
 def java_routing(routing) -> dict:
-    """A routing (KEY, KEY_GROUP, VNODE) as the JVM grouping stage installs it (`GroupingStage.Routing`):
+    """A routing (KEY, KEY_GROUP, VNODE) as the JVM grouping stage installs it (`Routing.java`):
     `{"owners": [owner of each group]}` for an ownership grouping, `{"workers": n}` for KEY."""
     if hasattr(routing, "assignment"):
         return {"owners": [int(owner) for owner in routing.assignment()]}

@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.JsonNode;
 import groupings.Groupings;
-import groupings.KeyGrouping;
 import groupings.OwnershipGrouping;
 import groupings.ReferenceGrouping;
 import java.io.ByteArrayInputStream;
@@ -20,11 +19,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
-import java.util.HashSet;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
@@ -168,106 +164,6 @@ public final class GroupingStage {
                         OutputMode.Append(), Encoders.row(OUTPUT));
     }
 
-    /** One routing of a rescale's schedule, as the control plane computed it. */
-    static final class Routing implements Serializable {
-        private static final long serialVersionUID = 1L;
-        final int workers;
-        final int[] owners;
-
-        Routing(int workers, int[] owners) {
-            this.workers = workers;
-            this.owners = owners;
-        }
-
-        static Routing parse(JsonNode node) {
-            if (node.has("owners")) {
-                int[] owners = new int[node.get("owners").size()];
-                for (int g = 0; g < owners.length; g++) {
-                    owners[g] = node.get("owners").get(g).asInt();
-                }
-                return new Routing(0, owners);
-            }
-            if (node.has("workers")) {
-                return new Routing(node.get("workers").asInt(), null);
-            }
-            throw new IllegalArgumentException("a routing is {\"workers\": n} or {\"owners\": [...]}, got " + node);
-        }
-
-        /** This routing in force at {@code grouping}, in place. */
-        void install(ReferenceGrouping grouping) {
-            if (owners != null && grouping instanceof OwnershipGrouping ownership) {
-                ownership.assign(owners);
-            } else if (owners == null && grouping instanceof KeyGrouping key) {
-                key.rescale(workers);
-            } else {
-                throw new IllegalArgumentException(grouping.name() + " cannot install the routing "
-                        + (owners == null ? "{workers: " + workers + "}" : "{owners: [" + owners.length + " groups]}"));
-            }
-        }
-    }
-
-    /** A rescale run's routings and switches ({@link #apply(Dataset, String, int, String, String, String,
-     * Dataset)}'s {@code rescale}). */
-    static final class Rescale implements Serializable {
-        private static final long serialVersionUID = 1L;
-        final int width;
-        final List<Routing> routings;
-        final long[] switchBatches;
-        final boolean live;
-        final boolean handoff;
-
-        Rescale(int width, List<Routing> routings, long[] switchBatches, boolean live, boolean handoff) {
-            this.width = width;
-            this.routings = routings;
-            this.switchBatches = switchBatches;
-            this.live = live;
-            this.handoff = handoff;
-        }
-
-        boolean any() {
-            return !routings.isEmpty();
-        }
-
-        static Rescale parse(String json, int workers, boolean live) {
-            JsonNode node;
-            try {
-                node = JSON.readTree(json);
-            } catch (JsonProcessingException e) {
-                throw new IllegalArgumentException("a rescale must be a JSON object, got " + json, e);
-            }
-            List<Routing> routings = new ArrayList<>();
-            node.path("routings").forEach(r -> routings.add(Routing.parse(r)));
-            long[] batches = new long[node.path("switch_batches").size()];
-            for (int k = 0; k < batches.length; k++) {
-                batches[k] = node.get("switch_batches").get(k).asLong();
-            }
-            if (batches.length > routings.size()) {
-                throw new IllegalArgumentException(batches.length + " switches but " + routings.size() + " routings");
-            }
-            if (live && batches.length > 0) {
-                throw new IllegalArgumentException("a live rescale switches by its control rows, not by switch batches");
-            }
-            int width = node.path("width").asInt(workers);
-            if (width < workers) {
-                throw new IllegalArgumentException("width " + width + " is below workers " + workers);
-            }
-            boolean handoff = node.path("handoff").asBoolean(false);
-            if (handoff && !live) {
-                throw new IllegalArgumentException("a HANDOFF is a live rescale: its steps come as control rows");
-            }
-            return new Rescale(width, routings, batches, live, handoff);
-        }
-
-        /** Switches due in batch {@code batchId}: STOP_THE_WORLD's with a switch batch at or below it. */
-        int dueBy(long batchId) {
-            int due = 0;
-            while (due < switchBatches.length && switchBatches[due] <= batchId) {
-                due++;
-            }
-            return due;
-        }
-    }
-
     /** {@code params} (a JSON object) as parameter name -> integer value. */
     static HashMap<String, Long> parameters(String params) {
         Map<String, Object> parsed;
@@ -374,7 +270,7 @@ public final class GroupingStage {
             if (due > applied) {
                 rescale.routings.get(due - 1).install(router.grouping);
             }
-            Summary summary = new Summary(rescale.width);
+            RoutingSummary summary = new RoutingSummary(rescale.width);
             List<Row> out = new ArrayList<>(batch.size());
             if (handoff != null && handoff.active()) {
                 out = handOver(handoff, (OwnershipGrouping) router.grouping, batch, now, timerValues, summary);
@@ -421,7 +317,7 @@ public final class GroupingStage {
          * summary gets the released tuples' hold batches ({@code released}), and the hand-off,
          * which held or released tuples, is stored. */
         private List<Row> handOver(Handoff handoff, OwnershipGrouping grouping, List<Row> batch, long[] now,
-                                   TimerValues timerValues, Summary summary) {
+                                   TimerValues timerValues, RoutingSummary summary) {
             List<String> keys = new ArrayList<>(batch.size());
             List<Timestamp> eventTs = new ArrayList<>(batch.size());
             long[] counts = new long[batch.size()];
@@ -467,75 +363,6 @@ public final class GroupingStage {
                 now[i] = running;
             }
             return now;
-        }
-    }
-
-    /** One routed batch's figures (grouping_stage.py's {@code routing_summary}). */
-    static final class Summary {
-        /** Python's order of str: by code point (String.compareTo orders UTF-16 units). */
-        private static final Comparator<String> CODE_POINT_ORDER = (a, b) -> {
-            int i = 0;
-            int j = 0;
-            while (i < a.length() && j < b.length()) {
-                int ca = a.codePointAt(i);
-                int cb = b.codePointAt(j);
-                if (ca != cb) {
-                    return Integer.compare(ca, cb);
-                }
-                i += Character.charCount(ca);
-                j += Character.charCount(cb);
-            }
-            return Boolean.compare(i < a.length(), j < b.length());
-        };
-        private final long[] loads;
-        private final long[] tuples;
-        private final List<Set<String>> keysOf;
-        private Map<Long, Long> released = Map.of();
-
-        Summary(int workers) {
-            loads = new long[workers];
-            tuples = new long[workers];
-            keysOf = new ArrayList<>(workers);
-            for (int w = 0; w < workers; w++) {
-                keysOf.add(new HashSet<>());
-            }
-        }
-
-        void add(int worker, String key, long count) {
-            loads[worker] += count;
-            tuples[worker] += 1;
-            keysOf.get(worker).add(key);
-        }
-
-        /** HANDOFF's kept tuples sent in this batch: hold batch -> tuples, ascending. */
-        void released(Map<Long, Long> heldIn) {
-            released = heldIn;
-        }
-
-        /** The figures as JSON; the pairs sorted by (worker, key), once per batch; with {@code
-         * released}, {@code [[hold batch, tuples], ...]}, when the batch sends kept tuples. */
-        String json() {
-            List<Object[]> pairs = new ArrayList<>();
-            for (int w = 0; w < keysOf.size(); w++) {
-                List<String> keys = new ArrayList<>(keysOf.get(w));
-                keys.sort(CODE_POINT_ORDER);
-                for (String key : keys) {
-                    pairs.add(new Object[] {w, key});
-                }
-            }
-            Map<String, Object> figures = new LinkedHashMap<>();
-            figures.put("loads", loads);
-            figures.put("tuples", tuples);
-            figures.put("pairs", pairs);
-            if (!released.isEmpty()) {
-                figures.put("released", released.entrySet().stream().map(e -> new long[] {e.getKey(), e.getValue()})
-                        .toList());
-            }
-            try {
-                return JSON.writeValueAsString(figures);
-            } catch (JsonProcessingException e) {
-                throw new IllegalStateException(e);
-            }
         }
     }
 

@@ -8,6 +8,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.TreeMap;
 
 /**
@@ -78,8 +79,9 @@ final class Handoff implements Serializable {
         this.epoch = epoch;
         if (step.has("pending")) {
             pending.clear();
-            step.get("pending").fields().forEachRemaining(e -> pending.put(Integer.parseInt(e.getKey()),
-                    e.getValue().asInt()));
+            for (Map.Entry<String, JsonNode> unit : step.get("pending").properties()) {
+                pending.put(Integer.parseInt(unit.getKey()), unit.getValue().asInt());
+            }
         }
         for (JsonNode unit : step.path("whitelist")) {
             if (pending.remove(unit.asInt()) == null) {
