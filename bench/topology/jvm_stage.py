@@ -70,8 +70,8 @@ def rescale_spec(routings: tuple, switches: tuple, width: int, handoff: bool = F
     `{}` for a run without a rescale."""
     if not routings:
         return "{}"
-    spec = {"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches]}
-    return json.dumps({**spec, "handoff": True} if handoff else spec)
+    return json.dumps({"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches],
+                       "handoff": handoff})
 
 
 JVM_OPERATOR = "transformWithStateExec"

@@ -271,19 +271,16 @@ public final class GroupingStage {
                 rescale.routings.get(due - 1).install(router.grouping);
             }
             RoutingSummary summary = new RoutingSummary(rescale.width);
-            List<Row> out = new ArrayList<>(batch.size());
+            List<Row> out;
             if (handoff != null && handoff.active()) {
                 out = handOver(handoff, (OwnershipGrouping) router.grouping, batch, now, timerValues, summary);
             } else {
-                int[] routed = new int[batch.size()];
-                for (int i = 0; i < routed.length; i++) {
+                out = new ArrayList<>(batch.size());
+                for (int i = 0; i < batch.size(); i++) {
                     Row row = batch.get(i);
-                    routed[i] = router.grouping.choose(row.getString(5), now[i]);
-                    summary.add(routed[i], row.getString(5), row.getLong(6));
-                }
-                for (int i = 0; i < routed.length; i++) {
-                    Row row = batch.get(i);
-                    out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), routed[i], null));
+                    int worker = router.grouping.choose(row.getString(5), now[i]);
+                    summary.add(worker, row.getString(5), row.getLong(6));
+                    out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), worker, null));
                 }
             }
             if (!out.isEmpty()) {
