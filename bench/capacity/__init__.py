@@ -11,6 +11,9 @@ step holds if
   most `max_p99_ms`.
 The capacity of a repetition is the highest rate that held (the ladder stops at the first step that
 does not); the reported figure is the median over the repetitions, with their spread.
+The harness's steps run with the trigger and aggregator partitions of the options (the reference's
+1 s and A = 10 by default; a tighter latency bound on a small machine needs others), and the output
+states them.
 Before a grouping's first repetition at a cost, the harness runs the ladder's first step once and
 does not count it (`ladder.warm_up_step`: the Spark session's JIT warms up on the query it measures;
 capacity.json keeps it under `warm_up_steps`).

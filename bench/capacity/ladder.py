@@ -38,9 +38,21 @@ class CapacityOptions:
     results_dir: Path | None = None
     peers: tuple[str, ...] = ()
     """Peer systems laddered after each harness ladder: `("storm",)` or none."""
+    trigger_s: float = 1.0
+    """The harness's micro-batch trigger interval, s (`bench run --trigger-s`; 0: back to back)."""
+    aggregators: int = 10
+    """The harness's aggregator partitions A (`bench run --aggregators`): in Spark also the state
+    partitions of the grouping stage and the worker windows, so the tasks of each stateful stage
+    per batch. The reference's 10 by default; fewer fit the stateful stages to a small machine's
+    cores, as the Storm peer's executors are fitted (`bench.capacity.storm`)."""
 
     def rates_for(self, cost_ms: float) -> list[float]:
         return list(self.rates) if self.rates else default_rates(cost_ms, self.workers)
+
+    def harness_setting(self) -> str:
+        """The harness's settings a capacity depends on, for the output: trigger and A."""
+        trigger = "back to back" if self.trigger_s == 0 else f"every {self.trigger_s:g} s"
+        return f"micro-batches {trigger}, A = {self.aggregators} aggregator (state) partitions"
 
 
 def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresholds) -> dict:
@@ -102,19 +114,28 @@ def climb(rates: list[float], step_at) -> list[dict]:
     return steps
 
 
+def step_options(options: CapacityOptions, grouping: str, cost_ms: float, rate: float, tag: str) -> RunOptions:
+    """The run of one harness step: `options.step_s` seconds of input at `rate` into a topic of its
+    own, run id `<experiment>-<grouping>-c<cost>-r<rate>-<tag>`, short windows (5 s worker, 10 s
+    aggregator, 2 s watermark delay) so that a 20 s step closes them, and the harness's trigger
+    and aggregator partitions of `options`."""
+    run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-{tag}".replace(".", "_")
+    return RunOptions(
+        grouping=grouping, dataset=options.dataset, workers=options.workers, cost_ms=cost_ms, rate=rate,
+        limit=max(1, int(rate * options.step_s)), run_id=run_id, own_topic=True,
+        experiment_id=options.experiment_id, worker_window_s=5, aggregator_window_s=10, watermark_delay_s=2,
+        trigger_s=options.trigger_s, aggregators=options.aggregators,
+        observer_tick_s=5.0, latency_warmup_s=options.warmup_s, results_dir=options.results_dir,
+        progress=False, no_influx=False)
+
+
 def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: float, tag: str, spark,
              log=print) -> tuple[dict, Prepared]:
     """One paced live run of `grouping` at `rate` (`options.step_s` seconds of input, its own topic,
     run id `<experiment>-<grouping>-c<cost>-r<rate>-<tag>`), measured and decided (`measure_step`),
     with the Spark JVM's CPU per record; and the prepared run (its stack). Recorded nowhere but in
     the run's own folder."""
-    run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-{tag}".replace(".", "_")
-    run_options = RunOptions(
-        grouping=grouping, dataset=options.dataset, workers=options.workers, cost_ms=cost_ms, rate=rate,
-        limit=max(1, int(rate * options.step_s)), run_id=run_id, own_topic=True,
-        experiment_id=options.experiment_id, worker_window_s=5, aggregator_window_s=10, watermark_delay_s=2,
-        observer_tick_s=5.0, latency_warmup_s=options.warmup_s, results_dir=options.results_dir,
-        progress=False, no_influx=False)
+    run_options = step_options(options, grouping, cost_ms, rate, tag)
     prepared = prepare(run_options, log=log)
     cpu_s = jvm_cpu_seconds(spark)
     run_stream(prepared, spark=spark, log=lambda *_: None)

@@ -37,6 +37,11 @@ def add_parsers(subparsers) -> None:
                    help="... and its consumer lag grows by at most this fraction of the rate (default %(default)s)")
     p.add_argument("--warmup-s", type=float, default=5.0,
                    help="seconds of each step left out of its figures (default %(default)s)")
+    p.add_argument("--trigger-s", type=float, default=1.0,
+                   help="the harness's micro-batch trigger interval, s; 0: back to back (default %(default)s)")
+    p.add_argument("--aggregators", type=int, default=10,
+                   help="the harness's aggregator partitions A, which in Spark are also the state partitions of "
+                        "its grouping stage and worker windows (default %(default)s, the reference's)")
     p.add_argument("--peers", default="", help="'storm': after each harness ladder, the Storm peer's at the same "
                                                "rates on the same records (COUNTRY datasets, W = 10; default none)")
     p.add_argument("--out", type=Path, help="output folder (default results/capacity/<UTC timestamp>)")
@@ -55,6 +60,10 @@ def main(args) -> int:
     if rates is not None and (not rates or rates != sorted(rates) or rates[0] <= 0):
         print("error: --rates must be positive and ascending", file=sys.stderr)
         return 2
+    if args.trigger_s < 0 or args.aggregators < 1:
+        print(f"error: --trigger-s must be >= 0 and --aggregators >= 1, got {args.trigger_s:g} and "
+              f"{args.aggregators}", file=sys.stderr)
+        return 2
     peers = tuple(x.strip().lower() for x in args.peers.split(",") if x.strip())
     if set(peers) - {"storm"}:
         print(f"error: unknown peer(s) {', '.join(sorted(set(peers) - {'storm'}))}: the one peer is storm",
@@ -69,19 +78,20 @@ def main(args) -> int:
         costs_ms=_floats(args.cost_ms), rates=rates, dataset=args.dataset, step_s=args.step_s,
         repeat=args.repeat, workers=args.workers, warmup_s=args.warmup_s,
         thresholds=Thresholds(args.max_p99_ms, args.max_lag_growth), experiment_id=f"capacity-{stamp}",
-        peers=peers,
+        peers=peers, trigger_s=args.trigger_s, aggregators=args.aggregators,
     )
     record = run_capacity(options)
     out.mkdir(parents=True, exist_ok=True)
     (out / "capacity.json").write_text(json.dumps(record, indent=2, default=str))
     table = format_capacity_table(record["capacity"])
-    (out / "capacity.txt").write_text(table + "\n")
+    (out / "capacity.txt").write_text(f"the harness with {options.harness_setting()}\n{table}\n")
     fig = capacity_figure(record)
     for ext in ("png", "svg"):
         fig.savefig(out / f"p99_vs_rate.{ext}", dpi=120)
     print()
     print(f"input: live replay of {args.dataset} at each step's rate (open loop), {args.step_s:g} s per step; a step "
-          f"holds if p99 <= {args.max_p99_ms:g} ms and lag growth <= {args.max_lag_growth:g} x rate"
+          f"holds if p99 <= {args.max_p99_ms:g} ms and lag growth <= {args.max_lag_growth:g} x rate; the harness "
+          f"with {options.harness_setting()}"
           + ("; the Storm peer fitted to this machine's cores, on the same records after each harness ladder"
              if peers else ""))
     print(table)

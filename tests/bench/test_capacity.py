@@ -106,6 +106,22 @@ def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
     assert CapacityOptions(groupings=["KEY"], costs_ms=[1.0], rates=[100, 200]).rates_for(0.0) == [100, 200]
 
 
+def test_a_harness_step_runs_with_the_ladders_trigger_and_aggregator_partitions():
+    from bench.capacity.ladder import CapacityOptions, step_options
+
+    reference = CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None)
+    fitted = CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None, trigger_s=0.5, aggregators=2,
+                             step_s=20.0, experiment_id="cap")
+    step = step_options(fitted, "KEY", 0.0, 4000.0, "k0")
+    assert (step.trigger_s, step.aggregators, step.limit, step.rate) == (0.5, 2, 80_000, 4000.0)
+    assert step.run_id == "cap-key-c0-r4000-k0" and step.own_topic
+    default = step_options(reference, "KEY", 0.0, 4000.0, "k0")
+    assert (default.trigger_s, default.aggregators) == (1.0, 10)
+    assert reference.harness_setting() == "micro-batches every 1 s, A = 10 aggregator (state) partitions"
+    assert "back to back, A = 2" in CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None, trigger_s=0,
+                                                    aggregators=2).harness_setting()
+
+
 def test_the_figure_draws_p99_against_rate_per_grouping_with_the_hot_worker_bound():
     from bench.capacity.ladder import capacity_figure
 
