@@ -274,23 +274,30 @@ def summarize(ladders: list[dict]) -> list[dict]:
         shares = [s["hottest_share"] for lad in mine for s in lad["steps"] if s.get("hottest_share")]
         share = statistics.median(shares) if shares else None
         spread = median_and_spread([lad["capacity"] for lad in mine], [not ladder_saturated(lad["steps"]) for lad in mine])
+        firsts = [lad["steps"][0]["rate"] for lad in mine if lad["steps"]]
         rows.append({"system": system, "grouping": grouping, "cost_ms": cost, **spread,
+                     "first_rate": min(firsts) if firsts else None,
                      "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost),
                      "cpu_us_per_record": _cpu_at_capacity(mine)})
     return rows
 
 
 def format_capacity_table(rows: list[dict]) -> str:
+    """The capacity rows (`summarize`) as a text table. A capacity is shown `>=R` when it is only a
+    lower bound (every step held) and `<R` when the ladder's first step, at R rec/s, did not hold
+    (a capacity of 0 in the record: below the ladder, not none)."""
     head = ["SYSTEM", "GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
             "HOTTEST WORKER", "BOUND 1000/(share*cost)", "CPU AT CAPACITY (us/record)"]
 
-    def at_least(bound: bool) -> str:
-        return ">=" if bound else ""
+    def shown(value: float, at_least: bool, row: dict) -> str:
+        if value == 0 and row.get("first_rate"):
+            return f"<{row['first_rate']:g}"
+        return f"{'>=' if at_least else ''}{value:g}"
 
     body = [[r.get("system", "harness"), r["grouping"], f"{r['cost_ms']:g}",
-             "-" if r["median"] is None else f"{at_least(r['at_least'])}{r['median']:g}",
-             "-" if r["min"] is None else f"{r['min']:g}-{r['max']:g}",
-             ",".join(f"{at_least(b)}{v:g}" for v, b in zip(r["values"], r["lower_bounds"])),
+             "-" if r["median"] is None else shown(r["median"], r["at_least"], r),
+             "-" if r["min"] is None else f"{shown(r['min'], False, r)}-{shown(r['max'], False, r)}",
+             ",".join(shown(v, b, r) for v, b in zip(r["values"], r["lower_bounds"])),
              "-" if r["hottest_share"] is None else f"{100 * r['hottest_share']:.1f} %",
              "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}",
              "-" if r.get("cpu_us_per_record") is None else f"{r['cpu_us_per_record']:,.0f}"] for r in rows]
@@ -299,6 +306,8 @@ def format_capacity_table(rows: list[dict]) -> str:
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
     if any(any(r["lower_bounds"]) for r in rows):
         lines.append(">= : every step of the ladder held, so the capacity is at least its top rate (raise --rates)")
+    if any(0 in r["values"] and r.get("first_rate") for r in rows):
+        lines.append("<R : the ladder's first step, R rec/s, did not hold, so the capacity is below it (lower --rates)")
     return "\n".join(lines)
 
 

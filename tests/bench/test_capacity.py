@@ -93,6 +93,21 @@ def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
                                                                                   ("storm", 250, 40.0)]
 
 
+
+def test_a_ladder_that_failed_its_first_step_shows_a_capacity_below_it_not_zero():
+    failed_first = [{"rate": 80_000, "holds": False}]
+    held_one = [{"rate": 80_000, "holds": True}, {"rate": 96_000, "holds": False}]
+    rows = summarize([{"system": "storm", "grouping": "PARTIAL_KEY", "cost_ms": 0.0, "rep": r,
+                       "capacity": capacity_of(s), "steps": s}
+                      for r, s in enumerate([failed_first, held_one, held_one])])
+    assert rows[0]["values"] == [0.0, 80_000.0, 80_000.0] and rows[0]["first_rate"] == 80_000
+    table = format_capacity_table(rows)
+    assert table.splitlines()[1].split()[3:6] == ["80000", "<80000-80000", "<80000,80000,80000"]
+    assert "lower --rates" in table
+    only_failed = summarize([{"grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": None, "steps": failed_first}])
+    assert format_capacity_table(only_failed).splitlines()[1].split()[3:6] == ["<80000", "<80000-<80000", "<80000"]
+
+
 def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
     from bench.capacity.decision import default_rates
     from bench.capacity.ladder import CapacityOptions
