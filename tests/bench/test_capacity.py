@@ -93,7 +93,6 @@ def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
                                                                                   ("storm", 250, 40.0)]
 
 
-
 def test_a_ladder_that_failed_its_first_step_shows_a_capacity_below_it_not_zero():
     failed_first = [{"rate": 80_000, "holds": False}]
     held_one = [{"rate": 80_000, "holds": True}, {"rate": 96_000, "holds": False}]
