@@ -21,13 +21,17 @@ DRIVER_JAVA_OPTIONS = "-XX:+UseParallelGC"
 """The driver JVM's heap and collector (`session_conf`); the Storm peer's JVM gets the same."""
 FILE_SYSTEM_CHECKPOINT_MANAGER = \
     "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
+LOCAL_FILE_SYSTEM = "bench.topology.LocalCheckpointFileSystem"
+"""Hadoop's `file:` file system for a master on this machine (`local_file_system_conf`)."""
 
 
 def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None = None,
-                 extra: dict[str, str] | None = None) -> dict[str, str]:
+                 extra: dict[str, str] | None = None, stage_jars: list[Path] | None = None) -> dict[str, str]:
     """The Spark settings the topology needs, as a plain dict (testable without a JVM): the state
     store's (`state_store_conf`), the query's (`query_conf`), the Python workers'
-    (`python_worker_conf`), `jars` as `spark.jars`, and `extra` last (it wins).
+    (`python_worker_conf`), `jars` as `spark.jars`, the local file system of a master on this
+    machine (`local_file_system_conf`, with `stage_jars`, the JVM stage's jars), and `extra` last
+    (it wins).
 
     The driver JVM (in local mode also the executor) gets a heap of DRIVER_MEMORY and the parallel
     garbage collector (DRIVER_JAVA_OPTIONS) instead of Spark's 1 GiB and the JVM's default G1:
@@ -44,6 +48,7 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
         **state_store_conf(),
         **query_conf(shuffle_partitions),
         **python_worker_conf(),
+        **local_file_system_conf(master, stage_jars or []),
     }
     if jars:
         conf["spark.jars"] = ",".join(str(j) for j in jars)
@@ -75,6 +80,27 @@ def state_store_conf() -> dict[str, str]:
         "spark.sql.streaming.stateStore.rocksdb.changelogCheckpointing.enabled": "true",
         "spark.sql.streaming.checkpointFileManagerClass": FILE_SYSTEM_CHECKPOINT_MANAGER,
     }
+
+
+def local_file_system_conf(master: str, stage_jars: list[Path]) -> dict[str, str]:
+    """Checkpoint files without a `chmod` process each, for a master whose JVMs run on this machine
+    (`local...`, `local-cluster[...]`); {} for any other master or without `stage_jars`.
+
+    Hadoop's `RawLocalFileSystem` sets the permissions of every file it creates by starting a
+    `chmod` process when Hadoop's native library is not loaded (pyspark ships none): every
+    offset-log and commit-log entry, every state store's changelog and snapshot file, and their
+    `.crc` files, each waited for by the thread that wrote it. `LocalCheckpointFileSystem` (the JVM
+    stage's jar) is Hadoop's `LocalFileSystem` setting the same bits through `java.nio`. Hadoop
+    loads the class when Spark first opens a `file:` path, before `spark.jars` are loaded, so the
+    stage's jars go on the JVMs' class path (`extraClassPath`), which is why the setting needs a
+    master on this machine. Measured (2026-11-28, `make bench`'s conditions and the 1 s probe of
+    docs/performance.md): the offset and commit logs fell from 11-12 ms each per batch to 1-2 ms.
+    """
+    if not stage_jars or not master.startswith("local"):
+        return {}
+    class_path = ":".join(str(jar) for jar in stage_jars)
+    return {"spark.hadoop.fs.file.impl": LOCAL_FILE_SYSTEM, "spark.driver.extraClassPath": class_path,
+            "spark.executor.extraClassPath": class_path}
 
 
 def query_conf(shuffle_partitions: int) -> dict[str, str]:
@@ -121,22 +147,19 @@ def connector_jars() -> list[Path]:
     return spark_connector_jars(quiet=True)
 
 
-def topology_jars() -> list[Path]:
-    """Every jar the topology's session ships (`spark.jars`): the Kafka connector's, and the JVM
-    grouping stage's with the Java groupings (`bench.topology.jvm_stage.jars`, built on first use)."""
-    return [*connector_jars(), *jvm_stage.jars()]
-
-
 def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_name: str = "stream-groupings-bench",
                   extra: dict[str, str] | None = None):
     """A SparkSession for the topology (getOrCreate: an existing session is reused as is, so tests
-    can share one; its shuffle partition count is set per query by `bench.topology.job`)."""
+    can share one; its shuffle partition count is set per query by `bench.topology.job`). It ships
+    (`spark.jars`) the Kafka connector's jars and the JVM stage's with the Java groupings
+    (`bench.topology.jvm_stage.jars`, built on first use)."""
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
     # deferred: pyspark takes 0.4 s to import; `session_conf` and the perf peers' settings need no JVM
     from pyspark.sql import SparkSession
 
-    conf = session_conf(master, shuffle_partitions, topology_jars(), extra)
+    stage_jars = jvm_stage.jars()
+    conf = session_conf(master, shuffle_partitions, [*connector_jars(), *stage_jars], extra, stage_jars)
     launch_jvm_quietly(conf)
     builder = SparkSession.builder.appName(app_name)
     for key, value in conf.items():

@@ -4,7 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER
+import os
+
+from py4j.protocol import Py4JJavaError
+
+from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, LOCAL_FILE_SYSTEM
 
 pytestmark = pytest.mark.spark
 
@@ -16,3 +20,27 @@ def test_checkpoints_are_written_through_the_file_system_api(spark, tmp_path):
     manager = jvm.org.apache.spark.sql.execution.streaming.checkpointing.CheckpointFileManager.create(
         jvm.org.apache.hadoop.fs.Path(str(tmp_path)), spark._jsparkSession.sessionState().newHadoopConf())
     assert manager.getClass().getName() == FILE_SYSTEM_CHECKPOINT_MANAGER
+
+
+def test_local_files_get_their_permissions_without_a_chmod_process(spark, tmp_path):
+    # The session's `file:` file system is the JVM stage's (loaded before `spark.jars` are); a file
+    # it creates gets Hadoop's default permission under the umask, as with Hadoop's own, and
+    # setPermission sets exactly the bits asked for.
+    jvm = spark._jvm
+    conf = spark._jsparkSession.sessionState().newHadoopConf()
+    path = jvm.org.apache.hadoop.fs.Path(str(tmp_path / "offsets" / "0"))
+    fs = path.getFileSystem(conf)
+    assert fs.getClass().getName() == LOCAL_FILE_SYSTEM
+    stream = fs.create(path, False)
+    stream.write(b"v1")
+    stream.close()
+    umask = os.umask(0)
+    os.umask(umask)
+    assert (tmp_path / "offsets" / "0").read_bytes() == b"v1"
+    assert os.stat(tmp_path / "offsets" / "0").st_mode & 0o777 == 0o666 & ~umask
+    assert (tmp_path / "offsets" / ".0.crc").exists()  # still Hadoop's checksummed LocalFileSystem
+    fs.setPermission(path, jvm.org.apache.hadoop.fs.permission.FsPermission(0o640))
+    assert os.stat(tmp_path / "offsets" / "0").st_mode & 0o777 == 0o640
+    with pytest.raises(Py4JJavaError, match="FileNotFoundException"):
+        fs.setPermission(jvm.org.apache.hadoop.fs.Path(str(tmp_path / "missing")),
+                         jvm.org.apache.hadoop.fs.permission.FsPermission(0o640))

@@ -15,7 +15,7 @@ from bench.run.options import RunOptions
 from bench.run.preflight import RunError, default_topic, prepare
 from bench.topology.config import TopologyConfig
 from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_order, timestamps_ms, unpack
-from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, ROCKSDB_PROVIDER, session_conf
+from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, LOCAL_FILE_SYSTEM, ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets
 from groupings import GROUPINGS
@@ -126,6 +126,18 @@ def test_session_conf_sets_rocksdb_and_keeps_the_master():
     assert conf["spark.sql.shuffle.partitions"] == "7" and conf["spark.jars"] == "/x/a.jar"
     assert conf["spark.driver.memory"] == "4g" and conf["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC"
     assert session_conf("local[2]", 1, extra={"spark.driver.memory": "8g"})["spark.driver.memory"] == "8g"
+
+
+def test_the_local_file_system_is_set_for_masters_on_this_machine_only():
+    stage = [Path("/x/stage.jar"), Path("/x/groupings.jar")]
+    for master in ("local[2]", "local[*]", "local-cluster[2,1,1024]"):
+        conf = session_conf(master, 2, stage, stage_jars=stage)
+        assert conf["spark.hadoop.fs.file.impl"] == LOCAL_FILE_SYSTEM
+        assert conf["spark.driver.extraClassPath"] == conf["spark.executor.extraClassPath"] == \
+            "/x/stage.jar:/x/groupings.jar"
+    for master, jars in (("spark://h:7077", stage), ("yarn", stage), ("local[2]", None)):
+        conf = session_conf(master, 2, jars, stage_jars=jars)
+        assert "spark.hadoop.fs.file.impl" not in conf and "spark.driver.extraClassPath" not in conf
 
 
 def test_batch_offsets_read_the_progress_json():
