@@ -1,7 +1,9 @@
 """The capacity ladders on the real stack: one paced live run per step (`bench.run`), each step
 measured and decided (`decision`), written to InfluxDB (`step_point`), and the whole as a record,
 a table and a figure of p99 against rate. With `peers=("storm",)` each harness ladder is followed by
-the Storm peer's on the same rates (`bench.capacity.storm`), repetition by repetition."""
+the Storm peer's on the same rates (`bench.capacity.storm`), repetition by repetition. Beside each
+harness step, Spark's floor: the empty query's batch cycle on the step's topic at the step's batch
+size (`bench.run.floor`), so that the harness's batches can be read against what Spark allows."""
 
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, def
                                      ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds)
 from bench.capacity.storm import run_storm_step
 from bench.observer.influx import one_line, write_points
+from bench.run.floor import measure_floor
 from bench.run.lifecycle import run_stream
 from bench.run.options import RunOptions
 from bench.run.preflight import Prepared, default_master, prepare
@@ -56,7 +59,9 @@ class CapacityOptions:
 
 
 def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresholds) -> dict:
-    """Read one step's run record (summary.json, run.json, the observer's batch journal) and decide."""
+    """Read one step's run record (summary.json, run.json, the observer's batch journal) and decide.
+    `batch_p50_ms`: the median duration of its batches that read records (Spark's
+    `triggerExecution`, ms), None without one."""
     summary = json.loads((run_dir / "summary.json").read_text())
     run = json.loads((run_dir / "run.json").read_text())
     replay = (run.get("dataset") or {}).get("replay") or {}
@@ -72,7 +77,9 @@ def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresh
     exact = summary.get("exact") or {}
     loads = exact.get("worker_tuples") or []
     ends = [b["end_ms"] for b in batches if b.get("end_ms")]
+    durations = [b["duration_ms"] for b in batches if b.get("records") and b.get("duration_ms") is not None]
     return {"rate": rate, "run_id": run_dir.name, "holds": ok, "why": why, "p99_ms": p99,
+            "batch_p50_ms": statistics.median(durations) if durations else None,
             "p50_ms": (summary.get("latency") or {}).get("latency_p50_ms"), "lag_slope": slope,
             "max_lag": float(lag.max()) if len(lag) else None,
             "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None,
@@ -88,6 +95,7 @@ def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str
     Fields, typed the same whatever the values (InfluxDB refuses a type change): rate, p50_ms,
     p99_ms (ms), lag_slope (records/s), lag_growth (lag slope
     over the rate, the figure `max_lag_growth` bounds), max_lag (records), hottest_share (0-1),
+    batch_p50_ms and spark_floor_ms (ms, harness steps: its median batch, Spark's floor beside it),
     all floats and absent when unknown; held (bool); why (text). Timestamp: the step's last batch.
     """
     def number(value) -> float | None:
@@ -97,6 +105,7 @@ def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str
     fields = {"rate": rate, "p50_ms": number(step.get("p50_ms")), "p99_ms": number(step.get("p99_ms")),
               "lag_slope": slope, "lag_growth": None if slope is None else slope / rate,
               "max_lag": number(step.get("max_lag")), "hottest_share": number(step.get("hottest_share")),
+              "batch_p50_ms": number(step.get("batch_p50_ms")), "spark_floor_ms": number(step.get("spark_floor_ms")),
               "held": bool(step["holds"]), "why": str(step["why"])}
     tags = {"run_id": step["run_id"], "grouping": grouping, "dataset": dataset, "cost_ms": f"{cost_ms:g}",
             "repetition": str(rep + 1), "experiment_id": experiment_id, "system": system}
@@ -133,8 +142,11 @@ def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: floa
              log=print) -> tuple[dict, Prepared]:
     """One paced live run of `grouping` at `rate` (`options.step_s` seconds of input, its own topic,
     run id `<experiment>-<grouping>-c<cost>-r<rate>-<tag>`), measured and decided (`measure_step`),
-    with the Spark JVM's CPU per record; and the prepared run (its stack). Recorded nowhere but in
-    the run's own folder."""
+    with the Spark JVM's CPU per record and Spark's floor (`spark_floor_ms`: the empty query's median
+    batch cycle at the step's median batch size, `bench.run.floor`, measured after the run, so
+    neither its CPU nor its figures include it; None, with a warning, when it could not be
+    measured); and the prepared run (its stack). Recorded nowhere but in the run's own folder
+    (summary.json's `spark_floor`)."""
     run_options = step_options(options, grouping, cost_ms, rate, tag)
     prepared = prepare(run_options, log=log)
     cpu_s = jvm_cpu_seconds(spark)
@@ -142,8 +154,22 @@ def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: floa
     step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
     after = jvm_cpu_seconds(spark)
     step["cpu_us_per_record"] = None if None in (cpu_s, after) else 1e6 * (after - cpu_s) / run_options.limit
+    step["spark_floor_ms"] = step_floor(spark, prepared, log)
     step["system"] = "harness"
     return step, prepared
+
+
+def step_floor(spark, prepared: Prepared, log=print) -> float | None:
+    """Spark's floor beside a harness step (`bench.run.floor.measure_floor` on the step's topic):
+    the empty query's median batch cycle, ms; None, with a warning, when it cannot be measured
+    (the step's own figures stand)."""
+    summary_path = prepared.config.results_dir / "summary.json"
+    try:
+        summary = measure_floor(spark, prepared.config, json.loads(summary_path.read_text()))
+    except Exception as e:  # noqa: BLE001 - a floor not measured leaves the step decided as it was
+        log(f"  warning: Spark's floor not measured beside this step: {one_line(e)}")
+        return None
+    return (summary.get("spark_floor") or {}).get("cycle_p50_ms")
 
 
 def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print) -> list[dict]:
@@ -195,8 +221,10 @@ def _record_step(step: dict, services: Prepared, grouping: str, cost_ms: float, 
                  options: CapacityOptions, log) -> None:
     """Log a decided step and write its InfluxDB point (a failed write is logged: capacity.json has it)."""
     p99, slope = step["p99_ms"], step["lag_slope"]
+    batch, floor = step.get("batch_p50_ms"), step.get("spark_floor_ms")
+    beside = "" if floor is None else f", batch {'-' if batch is None else f'{batch:,.0f}'} ms, Spark's floor {floor:,.0f} ms"
     log(f"  -> {step['why']} (p99 {'-' if p99 is None else f'{p99:,.0f}'} ms, "
-        f"lag slope {'-' if slope is None else f'{slope:,.1f}'} rec/s)")
+        f"lag slope {'-' if slope is None else f'{slope:,.1f}'} rec/s{beside})")
     if services.influx_url:
         try:
             write_points(services.influx_url, services.influx_database,
@@ -248,13 +276,14 @@ def ladder_record(system: str, grouping: str, cost_ms: float, rep: int, steps: l
             "capacity": capacity_of(steps), "saturated": ladder_saturated(steps)}
 
 
-def _cpu_at_capacity(ladders: list[dict]) -> float | None:
-    """Median over the ladders of the CPU per record (µs) of each one's last step that held."""
+def _at_capacity(ladders: list[dict], figure: str) -> float | None:
+    """Median over the ladders of `figure` (a step's key, e.g. `cpu_us_per_record`) at each one's
+    last step that held; None when no such step has it."""
     values = []
     for lad in ladders:
         held = [s for s in lad["steps"] if s["holds"]]
-        if held and held[-1].get("cpu_us_per_record") is not None:
-            values.append(held[-1]["cpu_us_per_record"])
+        if held and held[-1].get(figure) is not None:
+            values.append(held[-1][figure])
     return statistics.median(values) if values else None
 
 
@@ -263,8 +292,9 @@ def summarize(ladders: list[dict]) -> list[dict]:
     (`median_and_spread`, with the ladders on which every step held marked as lower bounds), the
     hot-worker bound, and the engine's CPU per record at capacity (`cpu_us_per_record`: the Spark
     JVM's or the Storm peer JVM's CPU over the step, µs per record; the producer and the harness's
-    Python driver not counted). A ladder without a system (a record from before the Storm peer)
-    is the harness's."""
+    Python driver not counted); for the harness, its median batch and Spark's floor at capacity
+    (`batch_p50_ms`, `spark_floor_ms`, ms; None for Storm and for records from before them). A
+    ladder without a system (a record from before the Storm peer) is the harness's."""
     rows = []
     keys = sorted({(lad.get("system", "harness"), lad["grouping"], lad["cost_ms"]) for lad in ladders},
                   key=lambda k: (k[2], k[1], k[0]))
@@ -278,7 +308,9 @@ def summarize(ladders: list[dict]) -> list[dict]:
         rows.append({"system": system, "grouping": grouping, "cost_ms": cost, **spread,
                      "first_rate": min(firsts) if firsts else None,
                      "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost),
-                     "cpu_us_per_record": _cpu_at_capacity(mine)})
+                     "cpu_us_per_record": _at_capacity(mine, "cpu_us_per_record"),
+                     "batch_p50_ms": _at_capacity(mine, "batch_p50_ms"),
+                     "spark_floor_ms": _at_capacity(mine, "spark_floor_ms")})
     return rows
 
 
@@ -287,7 +319,8 @@ def format_capacity_table(rows: list[dict]) -> str:
     lower bound (every step held) and `<R` when the ladder's first step, at R rec/s, did not hold
     (a capacity of 0 in the record: below the ladder, not none)."""
     head = ["SYSTEM", "GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
-            "HOTTEST WORKER", "BOUND 1000/(share*cost)", "CPU AT CAPACITY (us/record)"]
+            "HOTTEST WORKER", "BOUND 1000/(share*cost)", "CPU AT CAPACITY (us/record)",
+            "BATCH / SPARK'S FLOOR AT CAPACITY (ms)"]
 
     def shown(value: float, at_least: bool, row: dict) -> str:
         if value == 0 and row.get("first_rate"):
@@ -300,7 +333,8 @@ def format_capacity_table(rows: list[dict]) -> str:
              ",".join(shown(v, b, r) for v, b in zip(r["values"], r["lower_bounds"])),
              "-" if r["hottest_share"] is None else f"{100 * r['hottest_share']:.1f} %",
              "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}",
-             "-" if r.get("cpu_us_per_record") is None else f"{r['cpu_us_per_record']:,.0f}"] for r in rows]
+             "-" if r.get("cpu_us_per_record") is None else f"{r['cpu_us_per_record']:,.0f}",
+             floor_cell(r)] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
@@ -308,7 +342,18 @@ def format_capacity_table(rows: list[dict]) -> str:
         lines.append(">= : every step of the ladder held, so the capacity is at least its top rate (raise --rates)")
     if any(0 in r["values"] and r.get("first_rate") for r in rows):
         lines.append("<R : the ladder's first step, R rec/s, did not hold, so the capacity is below it (lower --rates)")
+    if any(r.get("batch_p50_ms") is not None or r.get("spark_floor_ms") is not None for r in rows):
+        lines.append("BATCH / SPARK'S FLOOR: the harness's median batch at capacity against the empty query's (its spout "
+                     "into Spark's noop sink) at that batch size, on the same topic and session")
     return "\n".join(lines)
+
+
+def floor_cell(row: dict) -> str:
+    """`<batch> / <floor>` (ms) of a capacity row, `-` for either figure it lacks (a Storm row: both)."""
+    batch, floor = row.get("batch_p50_ms"), row.get("spark_floor_ms")
+    if batch is None and floor is None:
+        return "-"
+    return " / ".join("-" if v is None else f"{v:,.0f}" for v in (batch, floor))
 
 
 def capacity_figure(record: dict):

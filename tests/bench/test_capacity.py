@@ -57,17 +57,19 @@ def test_hot_worker_bound_of_key_on_an_80_percent_key():
 
 def test_a_step_point_has_the_same_field_types_whatever_the_values():
     step = {"rate": 500, "run_id": "cap-key-c1-r500-k0", "holds": True, "why": "holds", "p99_ms": 12,
-            "p50_ms": 3.5, "lag_slope": 5, "max_lag": 40, "hottest_share": 0.8, "time_ms": 1_700_000_000_000}
+            "p50_ms": 3.5, "lag_slope": 5, "max_lag": 40, "hottest_share": 0.8, "time_ms": 1_700_000_000_000,
+            "batch_p50_ms": 640, "spark_floor_ms": 75}
     measurement, tags, fields, time_ms = step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x")
     assert measurement == CAPACITY_STEP and time_ms == 1_700_000_000_000
     assert tags == {"run_id": "cap-key-c1-r500-k0", "grouping": "KEY", "dataset": "COUNTRY_SKEW_R80",
                     "cost_ms": "1", "repetition": "1", "experiment_id": "capacity-x", "system": "harness"}
     assert step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x", "storm")[1]["system"] == "storm"
     assert fields == {"rate": 500.0, "p50_ms": 3.5, "p99_ms": 12.0, "lag_slope": 5.0, "lag_growth": 0.01,
-                      "max_lag": 40.0, "hottest_share": 0.8, "held": True, "why": "holds"}
+                      "max_lag": 40.0, "hottest_share": 0.8, "batch_p50_ms": 640.0, "spark_floor_ms": 75.0,
+                      "held": True, "why": "holds"}
     assert all(type(v) is float for k, v in fields.items() if k not in ("held", "why"))
     failed = {**step, "holds": False, "why": "no processing latency measured", "p99_ms": None, "p50_ms": None,
-              "lag_slope": None, "max_lag": float("nan")}
+              "lag_slope": None, "max_lag": float("nan"), "batch_p50_ms": None, "spark_floor_ms": None}
     _, _, fields, _ = step_point(failed, "KEY", 0.5, 2, "COUNTRY_SKEW_R80", "capacity-x")
     assert fields == {"rate": 500.0, "hottest_share": 0.8, "held": False, "why": "no processing latency measured"}
 
@@ -105,6 +107,27 @@ def test_a_ladder_that_failed_its_first_step_shows_a_capacity_below_it_not_zero(
     assert "lower --rates" in table
     only_failed = summarize([{"grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": None, "steps": failed_first}])
     assert format_capacity_table(only_failed).splitlines()[1].split()[3:6] == ["<80000", "<80000-<80000", "<80000"]
+
+
+def test_the_harness_rows_show_their_batch_against_sparks_floor_at_capacity():
+    def ladder(rep: int, batch: float, floor: float | None) -> dict:
+        steps = [{"rate": 500, "holds": True, "batch_p50_ms": batch, "spark_floor_ms": floor},
+                 {"rate": 1000, "holds": False, "batch_p50_ms": 9_000.0, "spark_floor_ms": 1.0}]
+        return {"grouping": "KEY", "cost_ms": 1.0, "rep": rep, "capacity": 500, "steps": steps}
+
+    storm = {"system": "storm", "grouping": "KEY", "cost_ms": 1.0, "rep": 0, "capacity": 500,
+             "steps": [{"rate": 500, "holds": True}, {"rate": 1000, "holds": False}]}
+    rows = summarize([ladder(0, 1_500.0, 80.0), ladder(1, 1_700.0, None), ladder(2, 1_600.0, 90.0), storm])
+    harness = next(r for r in rows if r["system"] == "harness")
+    # at each ladder's last step that held (the failed steps' 9,000 / 1 are not capacity's), median
+    assert (harness["batch_p50_ms"], harness["spark_floor_ms"]) == (1_600.0, 85.0)
+    table = format_capacity_table(rows).splitlines()
+    assert table[0].endswith("BATCH / SPARK'S FLOOR AT CAPACITY (ms)")
+    assert table[1].startswith("harness") and table[1].split()[-3:] == ["1,600", "/", "85"]
+    assert table[2].startswith("storm") and table[2].split()[-1] == "-"
+    assert table[-1].startswith("BATCH / SPARK'S FLOOR: the harness's median batch at capacity")
+    no_floor = summarize([ladder(0, 1_500.0, None)])
+    assert format_capacity_table(no_floor).splitlines()[1].split()[-3:] == ["1,500", "/", "-"]
 
 
 def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():

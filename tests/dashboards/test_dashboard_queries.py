@@ -63,6 +63,7 @@ def capacity_steps(stack, live_run) -> list[dict]:
     steps = [measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=600_000, max_lag_growth=10.0)),
              measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=0.001))]
     assert [s["holds"] for s in steps] == [True, False], [s["why"] for s in steps]
+    assert steps[0]["batch_p50_ms"] > 0  # the median batch that read records (triggerExecution, ms)
     points = [step_point(s, "DYNAMIC_KEY", 1.0, rep, "NYC_FLIGHTS", "e2e-capacity") for rep, s in enumerate(steps)]
     assert write_points(stack.influx_url, stack.influx_database, points) == 2
     return steps

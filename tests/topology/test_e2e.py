@@ -160,11 +160,13 @@ def test_the_worker_state_is_kept_only_when_asked(live_run, stream_runs):
 
 
 def test_sparks_floor_is_the_empty_querys_batch_cycle_on_the_runs_topic(stack, spark, tmp_path, input_topic):
+    from bench.capacity.ladder import step_floor
     from bench.run.floor import describe_floor, measure_floor
     from bench.run.input import ensure_topics
     from producers.broker import end_offsets
 
-    config = prepare(options(stack, tmp_path, input_topic.name, "KEY", f"e2e-floor-{int(time.time())}")).config
+    prepared = prepare(options(stack, tmp_path, input_topic.name, "KEY", f"e2e-floor-{int(time.time())}"))
+    config = prepared.config
     ensure_topics(stack.bootstrap_servers, {config.control_topic: 1})  # the run's spout reads it too
     (config.results_dir / "observer").mkdir(parents=True)
     # The run's batches that read records: 150, 250 and 200 records (median 200); one read none.
@@ -176,6 +178,14 @@ def test_sparks_floor_is_the_empty_querys_batch_cycle_on_the_runs_topic(stack, s
     assert 0 < floor["cycle_p50_ms"] <= floor["cycle_max_ms"]
     assert json.loads((config.results_dir / "summary.json").read_text())["spark_floor"] == floor
     assert "200 records per batch" in describe_floor(summary) and describe_floor({"grouping": "KEY"}) is None
+    # Beside a capacity step (`bench.capacity.ladder.step_floor`): the same query on the step's run,
+    # its median cycle into the step; a run it cannot measure (no summary.json) gives None and says so.
+    warnings: list[str] = []
+    assert 0 < step_floor(spark, prepared, warnings.append) == \
+        json.loads((config.results_dir / "summary.json").read_text())["spark_floor"]["cycle_p50_ms"]
+    (config.results_dir / "summary.json").unlink()
+    assert step_floor(spark, prepared, warnings.append) is None
+    assert len(warnings) == 1 and "Spark's floor not measured" in warnings[0]
     # A topic that runs out first (2,005 records: about 11 batches of at most 200, Spark's rate limit
     # rounding each partition's share down): the query ends after its last batch and the floor says
     # how many batches it measured (the first not counted).
