@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, default_rates, hot_worker_bound,
                                      ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds)
-from bench.capacity.storm import run_storm_step
+from bench.capacity.storm import run_storm_step, storm_system
 from bench.observer.influx import one_line, write_points
 from bench.run.floor import measure_floor
 from bench.run.lifecycle import run_stream
@@ -48,6 +48,10 @@ class CapacityOptions:
     partitions of the grouping stage and the worker windows, so the tasks of each stateful stage
     per batch. The reference's 10 by default; fewer fit the stateful stages to a small machine's
     cores, as the Storm peer's executors are fitted (`bench.capacity.storm`)."""
+    storm_batches: tuple[int, ...] = (1,)
+    """The Storm peer's `topology.producer.batch.size` values: each gets its own ladder after the
+    harness's, under its own system name (`storm`, `storm-b<N>`); the table marks the best per
+    grouping and cost (`summarize`). Storm's default, 1, is its guide's setting for latency."""
 
     def rates_for(self, cost_ms: float) -> list[float]:
         return list(self.rates) if self.rates else default_rates(cost_ms, self.workers)
@@ -203,14 +207,18 @@ def warm_up_step(options: CapacityOptions, grouping: str, cost_ms: float, spark,
 
 
 def run_storm_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, services: Prepared,
-                     log=print) -> list[dict]:
-    """The Storm peer's ladder at the same rates (`bench.capacity.storm.run_storm_step`), on the broker
-    and InfluxDB of `services` (a prepared run's)."""
+                     log=print, producer_batch: int = 1) -> list[dict]:
+    """The Storm peer's ladder at the same rates (`bench.capacity.storm.run_storm_step`) with
+    `producer_batch` as its producer batch size, on the broker and InfluxDB of `services` (a
+    prepared run's)."""
+    system = storm_system(producer_batch)
+
     def step_at(rate: float) -> dict:
-        topic = f"{options.experiment_id}.storm.{grouping.lower()}.c{cost_ms:g}.r{rate:g}.k{rep}"
-        log(f"capacity: Storm peer {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
+        topic = f"{options.experiment_id}.{system}.{grouping.lower()}.c{cost_ms:g}.r{rate:g}.k{rep}"
+        batch = "" if producer_batch == 1 else f", producer batch {producer_batch}"
+        log(f"capacity: Storm peer {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}{batch}) ...")
         step = run_storm_step(services.config.bootstrap_servers, options.dataset, grouping, cost_ms, rate,
-                              options.step_s, options.warmup_s, options.thresholds, topic)
+                              options.step_s, options.warmup_s, options.thresholds, topic, producer_batch)
         _record_step(step, services, grouping, cost_ms, rep, options, log)
         return step
 
@@ -261,9 +269,9 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
                 for rep in range(options.repeat):
                     steps = run_ladder(options, grouping, cost_ms, rep, spark, log)
                     ladders.append(ladder_record("harness", grouping, cost_ms, rep, steps))
-                    if "storm" in options.peers:
-                        steps = run_storm_ladder(options, grouping, cost_ms, rep, services, log)
-                        ladders.append(ladder_record("storm", grouping, cost_ms, rep, steps))
+                    for batch in options.storm_batches if "storm" in options.peers else ():
+                        steps = run_storm_ladder(options, grouping, cost_ms, rep, services, log, batch)
+                        ladders.append(ladder_record(storm_system(batch), grouping, cost_ms, rep, steps))
     finally:
         spark.stop()
     return {"options": {**asdict(options), "results_dir": str(options.results_dir)},
@@ -294,7 +302,10 @@ def summarize(ladders: list[dict]) -> list[dict]:
     JVM's or the Storm peer JVM's CPU over the step, µs per record; the producer and the harness's
     Python driver not counted); for the harness, its median batch and Spark's floor at capacity
     (`batch_p50_ms`, `spark_floor_ms`, ms; None for Storm and for records from before them). A
-    ladder without a system (a record from before the Storm peer) is the harness's."""
+    ladder without a system (a record from before the Storm peer) is the harness's. Where the Storm
+    peer laddered more than one producer batch size for a grouping and cost, the row with the
+    highest median capacity (a lower bound over an exact value at the same rate; on a tie, the
+    first in the table's order) has `best_storm` True: the one a comparison keeps."""
     rows = []
     keys = sorted({(lad.get("system", "harness"), lad["grouping"], lad["cost_ms"]) for lad in ladders},
                   key=lambda k: (k[2], k[1], k[0]))
@@ -311,6 +322,10 @@ def summarize(ladders: list[dict]) -> list[dict]:
                      "cpu_us_per_record": _at_capacity(mine, "cpu_us_per_record"),
                      "batch_p50_ms": _at_capacity(mine, "batch_p50_ms"),
                      "spark_floor_ms": _at_capacity(mine, "spark_floor_ms")})
+    for grouping, cost in {(r["grouping"], r["cost_ms"]) for r in rows}:
+        storms = [r for r in rows if r["system"].startswith("storm") and (r["grouping"], r["cost_ms"]) == (grouping, cost)]
+        if len(storms) > 1:
+            max(storms, key=lambda r: (r["median"] or 0, r["at_least"]))["best_storm"] = True
     return rows
 
 
@@ -327,7 +342,7 @@ def format_capacity_table(rows: list[dict]) -> str:
             return f"<{row['first_rate']:g}"
         return f"{'>=' if at_least else ''}{value:g}"
 
-    body = [[r.get("system", "harness"), r["grouping"], f"{r['cost_ms']:g}",
+    body = [[r.get("system", "harness") + ("*" if r.get("best_storm") else ""), r["grouping"], f"{r['cost_ms']:g}",
              "-" if r["median"] is None else shown(r["median"], r["at_least"], r),
              "-" if r["min"] is None else f"{shown(r['min'], False, r)}-{shown(r['max'], False, r)}",
              ",".join(shown(v, b, r) for v, b in zip(r["values"], r["lower_bounds"])),
@@ -342,6 +357,9 @@ def format_capacity_table(rows: list[dict]) -> str:
         lines.append(">= : every step of the ladder held, so the capacity is at least its top rate (raise --rates)")
     if any(0 in r["values"] and r.get("first_rate") for r in rows):
         lines.append("<R : the ladder's first step, R rec/s, did not hold, so the capacity is below it (lower --rates)")
+    if any(r.get("best_storm") for r in rows):
+        lines.append("storm-bN : the Storm peer with topology.producer.batch.size N (storm: 1, Storm's default); "
+                     "* : the best of its batch sizes for that grouping and cost")
     if any(r.get("batch_p50_ms") is not None or r.get("spark_floor_ms") is not None for r in rows):
         lines.append("BATCH / SPARK'S FLOOR: the harness's median batch at capacity against the empty query's (its spout "
                      "into Spark's noop sink) at that batch size, on the same topic and session")

@@ -11,6 +11,10 @@ step), and the peer ends once it has processed them all. Its figures, defined as
 - lag: the records due by t (`rate x t`) minus the tuples the workers had processed by t, from the
   peer's progress samples (every 250 ms) in place of the harness's batch ends;
 - CPU: the peer JVM's CPU time over the step per record (`cpu_us_per_record`).
+
+Storm's batching (`topology.producer.batch.size`, its performance guide's latency-throughput knob:
+1, its default, for latency; larger for throughput) is a setting of the peer's ladder: each batch
+size ladders on its own, under its own system name (`storm_system`).
 """
 
 from __future__ import annotations
@@ -34,6 +38,12 @@ STORM_START_S = 20.0
 records sent before the spouts poll would wait, and count as latency."""
 
 
+def storm_system(producer_batch: int) -> str:
+    """The system name of the Storm peer's steps and ladders at a producer batch size: `storm` at
+    Storm's default of 1, `storm-b<N>` otherwise."""
+    return "storm" if producer_batch == 1 else f"storm-b{producer_batch}"
+
+
 def progress_batches(progress: list[list[int]]) -> list[dict]:
     """The peer's progress samples (`[epoch ms, records read, tuples processed]`, in time order) as
     the batch figures `decision.lag_series` reads: one per interval, `records` = the tuples
@@ -46,9 +56,10 @@ def progress_batches(progress: list[list[int]]) -> list[dict]:
 
 
 def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int, warmup_s: float,
-                       thresholds: Thresholds, topic: str) -> dict:
+                       thresholds: Thresholds, topic: str, producer_batch: int = 1) -> dict:
     """One Storm step decided as a harness step (`ladder.measure_step`'s keys, `run_id` = the topic),
-    plus `cpu_us_per_record` (the peer JVM's CPU over the step, µs per record) and `system`."""
+    plus `cpu_us_per_record` (the peer JVM's CPU over the step, µs per record), `producer_batch`
+    (as the peer reports it ran, else as asked) and `system` (`storm_system`)."""
     t, lag = lag_series(progress_batches(result.get("progress") or []), first_ts_ms, rate, records, warmup_s)
     slope = lag_slope(t, lag)
     figures = latency_figures(result)
@@ -63,12 +74,15 @@ def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int
             "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None,
             "time_ms": int(samples[-1][0]) if samples else int(time.time() * 1000),
             "cpu_us_per_record": 1e6 * result["cpu_seconds"] / records if result.get("cpu_seconds") else None,
-            "executors": (result.get("settings") or {}).get("executors"), "system": "storm"}
+            "executors": (result.get("settings") or {}).get("executors"),
+            "producer_batch": (result.get("settings") or {}).get("producer_batch_size", producer_batch),
+            "system": storm_system(producer_batch)}
 
 
 def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, rate: float, step_s: float,
-                   warmup_s: float, thresholds: Thresholds, topic: str) -> dict:
-    """One step on a fresh topic (see the module docstring). A peer that fails (a count short, no
+                   warmup_s: float, thresholds: Thresholds, topic: str, producer_batch: int = 1) -> dict:
+    """One step on a fresh topic (see the module docstring), the peer's executors fitted and its
+    `topology.producer.batch.size` = `producer_batch`. A peer that fails (a count short, no
     progress) makes a step that does not hold, with its error as the reason."""
     records = max(1, int(rate * step_s))
     ensure_topics(bootstrap, {topic: PARTITIONS})
@@ -79,7 +93,8 @@ def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, 
             outcome["result"] = run_storm_peer(
                 bootstrap, topic, records, grouping, cost_ms=cost_ms,
                 warm_up_fraction=min(0.9, warmup_s * rate / records),
-                extra=[*fitted_executors(cost_ms), "--window-s", "5"], timeout_s=STORM_START_S + 20 * step_s + 300)
+                extra=[*fitted_executors(cost_ms), "--window-s", "5", "--producer-batch-size", str(producer_batch)],
+                timeout_s=STORM_START_S + 20 * step_s + 300)
         except Exception as e:  # noqa: BLE001 - reported as the step's reason; the ladder goes on
             outcome["error"] = one_line(e)
 
@@ -90,4 +105,5 @@ def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, 
                   progress=False, key_stats=False)
     thread.join()
     result = outcome.get("result") or {"ok": False, "outcome": f"failed: {outcome.get('error')}"}
-    return measure_storm_step(result, rate, records, int(sent.first_timestamp_ms or 0), warmup_s, thresholds, topic)
+    return measure_storm_step(result, rate, records, int(sent.first_timestamp_ms or 0), warmup_s, thresholds, topic,
+                              producer_batch)

@@ -44,6 +44,10 @@ def add_parsers(subparsers) -> None:
                         "its grouping stage and worker windows (default %(default)s, the reference's)")
     p.add_argument("--peers", default="", help="'storm': after each harness ladder, the Storm peer's at the same "
                                                "rates on the same records (COUNTRY datasets, W = 10; default none)")
+    p.add_argument("--storm-batches", default="1",
+                   help="the Storm peer's topology.producer.batch.size values, comma-separated: one ladder each, "
+                        "the best marked per grouping and cost (default %(default)s, Storm's default and its "
+                        "guide's setting for latency)")
     p.add_argument("--out", type=Path, help="output folder (default results/capacity/<UTC timestamp>)")
     p.set_defaults(handler=main)
 
@@ -73,12 +77,22 @@ def main(args) -> int:
         print("error: the Storm peer splits COUNTRY records ({\"country\": ...}) on 10 partitions into W = 10 "
               f"workers; got --dataset {args.dataset} --workers {args.workers}", file=sys.stderr)
         return 2
+    try:
+        storm_batches = tuple(int(x) for x in args.storm_batches.split(",") if x.strip())
+    except ValueError:
+        storm_batches = ()
+    if not storm_batches or min(storm_batches) < 1 or len(set(storm_batches)) < len(storm_batches):
+        print(f"error: --storm-batches must be distinct integers >= 1, got {args.storm_batches!r}", file=sys.stderr)
+        return 2
+    if storm_batches != (1,) and not peers:
+        print("error: --storm-batches sets the Storm peer's batch size: add --peers storm", file=sys.stderr)
+        return 2
     options = CapacityOptions(
         groupings=[g.strip().upper() for g in args.groupings.split(",") if g.strip()],
         costs_ms=_floats(args.cost_ms), rates=rates, dataset=args.dataset, step_s=args.step_s,
         repeat=args.repeat, workers=args.workers, warmup_s=args.warmup_s,
         thresholds=Thresholds(args.max_p99_ms, args.max_lag_growth), experiment_id=f"capacity-{stamp}",
-        peers=peers, trigger_s=args.trigger_s, aggregators=args.aggregators,
+        peers=peers, trigger_s=args.trigger_s, aggregators=args.aggregators, storm_batches=storm_batches,
     )
     record = run_capacity(options)
     out.mkdir(parents=True, exist_ok=True)
@@ -92,8 +106,8 @@ def main(args) -> int:
     print(f"input: live replay of {args.dataset} at each step's rate (open loop), {args.step_s:g} s per step; a step "
           f"holds if p99 <= {args.max_p99_ms:g} ms and lag growth <= {args.max_lag_growth:g} x rate; the harness "
           f"with {options.harness_setting()}"
-          + ("; the Storm peer fitted to this machine's cores, on the same records after each harness ladder"
-             if peers else ""))
+          + ("; the Storm peer fitted to this machine's cores, on the same records after each harness ladder, "
+             f"producer batch size {', '.join(map(str, storm_batches))}" if peers else ""))
     print(table)
     print(f"record: {out}")
     return 0

@@ -130,6 +130,39 @@ def test_the_harness_rows_show_their_batch_against_sparks_floor_at_capacity():
     assert format_capacity_table(no_floor).splitlines()[1].split()[-3:] == ["1,500", "/", "-"]
 
 
+def test_storms_batch_sizes_ladder_apart_and_the_best_is_marked():
+    from bench.capacity.storm import storm_system
+
+    assert (storm_system(1), storm_system(100)) == ("storm", "storm-b100")
+
+    def ladder(system: str, rep: int, capacity: float, top_held: bool = False) -> dict:
+        steps = [{"rate": 500, "holds": True}, {"rate": 1000, "holds": top_held}]
+        return {"system": system, "grouping": "KEY", "cost_ms": 1.0, "rep": rep, "capacity": capacity, "steps": steps}
+
+    rows = summarize([ladder("harness", 0, 500), ladder("storm", 0, 500), ladder("storm-b100", 0, 1000, True),
+                      ladder("storm-b1000", 0, 1000)])
+    assert [(r["system"], r["median"], r.get("best_storm", False)) for r in rows] == [
+        ("harness", 500, False), ("storm", 500, False), ("storm-b100", 1000, True), ("storm-b1000", 1000, False)]
+    table = format_capacity_table(rows)
+    assert [line.split()[0] for line in table.splitlines()[1:5]] == ["harness", "storm", "storm-b100*", "storm-b1000"]
+    assert "* : the best of its batch sizes" in table
+    # one batch size (Storm's default): nothing to choose, nothing marked
+    single = summarize([ladder("harness", 0, 500), ladder("storm", 0, 1000)])
+    assert not any(r.get("best_storm") for r in single)
+    assert [line.split()[0] for line in format_capacity_table(single).splitlines()[1:]] == ["harness", "storm"]
+
+
+def test_the_capacity_command_refuses_bad_storm_batch_sizes_before_it_starts(capsys):
+    from bench.__main__ import main as bench_main
+
+    for argv, message in ((["--peers", "storm", "--storm-batches", "0,100"], "distinct integers >= 1"),
+                          (["--peers", "storm", "--storm-batches", "1,1"], "distinct integers >= 1"),
+                          (["--peers", "storm", "--storm-batches", "ten"], "distinct integers >= 1"),
+                          (["--storm-batches", "100"], "add --peers storm")):
+        assert bench_main(["capacity", *argv]) == 2
+        assert message in capsys.readouterr().err
+
+
 def test_the_default_ladder_reaches_past_what_any_grouping_can_hold():
     from bench.capacity.decision import default_rates
     from bench.capacity.ladder import CapacityOptions
