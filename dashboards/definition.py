@@ -96,14 +96,16 @@ def capacity_gauge() -> bargauge.Panel:
 
 
 def capacity_steps_table() -> table.Panel:
-    """One row per `make capacity` step: rate, latency, lag growth, held and why."""
+    """One row per `make capacity` step: rate, latency, lag growth, held and why, and for the
+    harness its median batch and Spark's floor beside it."""
     return (table.Panel().title("Capacity steps: rate, processing p99, lag growth, held")
             .description("One row per step of `make capacity`: the input rate, the processing latency p50/p99 after "
-                         "the warm-up, the consumer-lag growth as a fraction of the rate, and whether the step held "
-                         "(and why not).").datasource(DATASOURCE)
-            .targets([influxql(f'SELECT "rate", "p50_ms", "p99_ms", "lag_growth", "held", "why" FROM "{CAPACITY_STEP}" '
-                               f'WHERE $timeFilter AND {FILTER} GROUP BY "system", "grouping", "cost_ms", "repetition"', "STEPS",
-                               result_format="table")]))
+                         "the warm-up, the consumer-lag growth as a fraction of the rate, whether the step held "
+                         "(and why not), and for the harness its median batch and Spark's floor (the empty query at "
+                         "that batch size), ms.").datasource(DATASOURCE)
+            .targets([influxql(f'SELECT "rate", "p50_ms", "p99_ms", "lag_growth", "held", "why", "batch_p50_ms", '
+                               f'"spark_floor_ms" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND {FILTER} '
+                               f'GROUP BY "system", "grouping", "cost_ms", "repetition"', "STEPS", result_format="table")]))
 
 
 def dead_letters_stat() -> stat.Panel:
