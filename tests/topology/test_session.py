@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import pytest
-
 import os
 
+import pytest
 from py4j.protocol import Py4JJavaError
 
 from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, LOCAL_FILE_SYSTEM
