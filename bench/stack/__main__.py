@@ -10,7 +10,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from bench.stack import Stack, StackConfig, StackError
-from bench.stack import artifacts
+from bench.stack import artifacts, connector
 
 
 def delete_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> None:
@@ -34,8 +34,9 @@ def main(argv: list[str] | None = None) -> int:
         stack = Stack(config)
         if args.command == "install":
             artifacts.install_all(config)
-            print(f"installed: Kafka {artifacts.KAFKA_VERSION} and Spark connector jars, influxd 1.8.10, "
-                  f"under {config.cache_dir}")
+            kafka_connector = connector.install(config)
+            print(f"installed: Kafka {artifacts.KAFKA_VERSION}, Spark's Kafka connector ({kafka_connector.describe()}), "
+                  f"influxd 1.8.10, under {config.cache_dir}")
         elif args.command == "up":
             stack.up()
             print(f"stack up: Kafka bootstrap {config.bootstrap_servers}, InfluxDB {config.influx_url} "

@@ -1,6 +1,6 @@
-"""Installs the stack's binaries into the cache folder, once: Kafka broker jars, Spark's Kafka
-connector jars and HdrHistogram's (Maven Central, via `mvn dependency:copy-dependencies`) and `influxd` 1.8.10
-(`go install`).
+"""Installs the stack's binaries into the cache folder, once: Kafka broker jars and HdrHistogram's
+(Maven Central, via `mvn dependency:copy-dependencies`) and `influxd` 1.8.10 (`go install`); Spark's
+Kafka connector is `bench.stack.connector`'s.
 
 Each artefact set lands in its own folder and is marked complete by a stamp file holding the exact
 coordinates, so a second call does nothing and a change of version re-resolves. Broker jars and
@@ -9,10 +9,6 @@ classpath.
 
 Versions (see docs/stack.md for why they are what they are):
 - Kafka broker `org.apache.kafka:kafka_2.13:4.3.1` (KRaft, runs on JDK 17).
-- Spark connector `org.apache.spark:spark-sql-kafka-0-10_2.13` at pyspark's own version. Its
-  dependency `spark-token-provider-kafka-0-10_2.13` is published on the reachable Maven Central only
-  up to 4.0.0, so that one jar is pinned to 4.0.0 (its API, `KafkaConfigUpdater`/`KafkaTokenUtil`, is
-  unchanged since).
 - InfluxDB OSS 1.8.10, built with `CGO_ENABLED=0 go install`.
 """
 
@@ -34,7 +30,6 @@ from bench.stack.process import StackError
 
 KAFKA_VERSION = "4.3.1"
 LOG4J_VERSION = "2.25.4"
-TOKEN_PROVIDER_VERSION = "4.0.0"
 INFLUXDB_MODULE = "github.com/influxdata/influxdb/cmd/influxd@v1.8.10"
 HDR_HISTOGRAM = ("org.hdrhistogram", "HdrHistogram", "2.2.2", ())
 """HdrHistogram's Java original, for the worker task's latency in the JVM (bench/topology/jvm): its
@@ -50,7 +45,7 @@ KAFKA_DEPENDENCIES = (
 
 
 def pyspark_version() -> str:
-    """The installed pyspark's version, e.g. `4.2.0` (the connector must match it exactly)."""
+    """The installed pyspark's version, e.g. `4.3.0` (the Kafka connector must match it exactly)."""
     return metadata.version("pyspark")
 
 
@@ -60,19 +55,6 @@ def pyspark_jars_dir() -> Path:
     if spec is None or spec.origin is None:
         raise StackError("pyspark is not installed in this interpreter; run `make install`")
     return Path(spec.origin).parent / "jars"
-
-
-def spark_dependencies() -> tuple[tuple[str, str, str, tuple[tuple[str, str], ...]], ...]:
-    version = pyspark_version()
-    return (
-        (
-            "org.apache.spark",
-            "spark-sql-kafka-0-10_2.13",
-            version,
-            (("org.apache.spark", "spark-token-provider-kafka-0-10_2.13"),),
-        ),
-        ("org.apache.spark", "spark-token-provider-kafka-0-10_2.13", TOKEN_PROVIDER_VERSION, (("*", "*"),)),
-    )
 
 
 def _pom(name: str, dependencies) -> str:
@@ -103,18 +85,30 @@ def _pom(name: str, dependencies) -> str:
     )
 
 
-def _artifact_id(jar: Path) -> str:
-    """`kafka-clients-3.9.2.jar` -> `kafka-clients` (the name up to the first `-<digit>`)."""
-    return re.sub(r"-\d[^/]*\.jar$", "", jar.name)
+def artifact_id(jar: Path) -> str:
+    """The artifact of a jar named `<artifact>-<version>[-<classifier>].jar`: `kafka-clients-3.9.2.jar`
+    -> `kafka-clients`, `spark-sql-kafka-0-10_2.13-4.2.0.jar` -> `spark-sql-kafka-0-10_2.13` (the
+    version is the first `-<digits>.<digits>...`); a name with no such version: its stem."""
+    found = re.match(r"(.+?)-\d+(?:\.\d+)+(?:[-.][^/]*)?\.jar$", jar.name)
+    return found.group(1) if found else jar.stem
 
 
-def _resolve(config: StackConfig, name: str, dependencies, quiet: bool) -> Path:
+def resolve(config: StackConfig, name: str, dependencies, quiet: bool, cached_only: bool = False,
+            force_update: bool = False) -> Path | None:
+    """`dependencies` ((group, artifact, version, exclusions), ...) with their runtime dependencies,
+    copied into `<cache>/jars/<name>` once (a stamp of the coordinates marks it complete).
+
+    Args: cached_only: return None instead of resolving when the folder is not complete;
+        force_update: ask the repository again for what Maven cached as missing (`-U`).
+    Raises: ToolMissing (java/mvn), StackError with Maven's first error lines."""
     target = config.cache_dir / "jars" / name
     pom = _pom(name, dependencies)
     stamp = hashlib.sha256(pom.encode()).hexdigest()
     stamp_file = target / ".complete"
     if stamp_file.is_file() and stamp_file.read_text().strip() == stamp:
         return target
+    if cached_only:
+        return None
     tools.require(tools.JAVA)
     tools.require(tools.MAVEN)
     work = config.cache_dir / "mvn" / name
@@ -126,7 +120,7 @@ def _resolve(config: StackConfig, name: str, dependencies, quiet: bool) -> Path:
         print(f"resolving {name} jars from Maven Central into {target} ...", flush=True)
     proc = subprocess.run(
         [
-            "mvn", "-q", "-B", "-f", str(work / "pom.xml"),
+            "mvn", "-q", "-B", *(["-U"] if force_update else []), "-f", str(work / "pom.xml"),
             "dependency:copy-dependencies", "-DincludeScope=runtime", f"-DoutputDirectory={staging}",
         ],
         capture_output=True,
@@ -147,28 +141,14 @@ def kafka_broker_jars(config: StackConfig, quiet: bool = False) -> Path:
 
     Raises: ToolMissing (java/mvn), StackError when Maven cannot resolve the artefacts.
     """
-    return _resolve(config, "kafka", KAFKA_DEPENDENCIES, quiet)
-
-
-def spark_connector_jars(config: StackConfig | None = None, quiet: bool = False) -> list[Path]:
-    """Jars to put on Spark's classpath (`spark.jars`) for the Kafka source and sink.
-
-    Jars whose artifact pyspark already ships (scala-library, slf4j, lz4, snappy, ...) are left out,
-    so Spark keeps its own versions.
-
-    Returns: sorted absolute paths. Raises: ToolMissing (java/mvn), StackError from Maven.
-    """
-    config = config or StackConfig.from_env()
-    folder = _resolve(config, "spark", spark_dependencies(), quiet)
-    shipped = {_artifact_id(jar) for jar in pyspark_jars_dir().glob("*.jar")}
-    return sorted(jar for jar in folder.glob("*.jar") if _artifact_id(jar) not in shipped)
+    return resolve(config, "kafka", KAFKA_DEPENDENCIES, quiet)
 
 
 def hdr_histogram_jars(config: StackConfig | None = None, quiet: bool = False) -> list[Path]:
     """HdrHistogram's jar (HDR_HISTOGRAM, resolved on first use), for the JVM worker task's classpath.
 
     Raises: ToolMissing (java/mvn), StackError from Maven."""
-    folder = _resolve(config or StackConfig.from_env(), "hdrhistogram", (HDR_HISTOGRAM,), quiet)
+    folder = resolve(config or StackConfig.from_env(), "hdrhistogram", (HDR_HISTOGRAM,), quiet)
     return sorted(folder.glob("*.jar"))
 
 
@@ -197,8 +177,7 @@ def influxd_binary(config: StackConfig, quiet: bool = False) -> Path:
 
 
 def install_all(config: StackConfig, quiet: bool = False) -> None:
-    """Install every artefact the stack and the Spark job need (idempotent)."""
+    """Install every artefact of this module (idempotent); `bench.stack.connector.install` adds Spark's."""
     kafka_broker_jars(config, quiet)
-    spark_connector_jars(config, quiet)
     hdr_histogram_jars(config, quiet)
     influxd_binary(config, quiet)

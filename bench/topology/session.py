@@ -12,7 +12,7 @@ from pathlib import Path
 from subprocess import PIPE, STDOUT
 
 from bench.logs import JVM_OUTPUT
-from bench.stack.artifacts import spark_connector_jars
+from bench.stack import connector
 from bench.topology import jvm_stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
@@ -143,8 +143,9 @@ def python_worker_conf() -> dict[str, str]:
 
 
 def connector_jars() -> list[Path]:
-    """Spark's Kafka connector jars from the project's cache (resolved by `bench.stack`)."""
-    return spark_connector_jars(quiet=True)
+    """Spark's Kafka connector jars from the project's cache (`bench.stack.connector`: the official
+    artifact, or the one built from sources)."""
+    return list(connector.connector().jars)
 
 
 def build_session(master: str = "local[*]", shuffle_partitions: int = 10, app_name: str = "stream-groupings-bench",
