@@ -24,18 +24,20 @@ RUN_ID   ?=
 REPEAT   ?=
 RESCALE  ?=
 PROTOCOL ?=
+MODE     ?=
 ARGS     ?=
 BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(WORKERS)) \
              $(if $(SPLITTERS),--splitters $(SPLITTERS)) $(if $(COST_MS),--cost-ms $(COST_MS)) \
              $(if $(RATE),--rate $(RATE)) $(if $(LIMIT),--limit $(LIMIT)) \
              $(if $(RUN_ID),--run-id $(RUN_ID)) $(if $(REPEAT),--repeat $(REPEAT)) \
-             $(if $(RESCALE),--rescale $(RESCALE)) $(if $(PROTOCOL),--protocol $(PROTOCOL)) $(ARGS)
+             $(if $(RESCALE),--rescale $(RESCALE)) $(if $(PROTOCOL),--protocol $(PROTOCOL)) \
+             $(if $(MODE),--mode $(MODE)) $(ARGS)
 
 .DEFAULT_GOAL := help
 .PHONY: help install venv up down status test test-fast chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
 
 help:
-	@echo "make bench GROUPING=DYNAMIC_KEY   run the main job end to end (installs and starts what it needs)"
+	@echo "make bench GROUPING=DYNAMIC_KEY [MODE=realtime]  run the main job end to end (installs and starts what it needs)"
 	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER|HANDOFF]  rescale the running topology (docs/rescaling.md)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
 	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] [PEERS=storm] maximum sustainable throughput per grouping (rate steps)"

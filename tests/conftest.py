@@ -221,7 +221,7 @@ def e2e_options(stack, results_dir, topic, grouping, run_id, **extra):
 @pytest.fixture(scope="session")
 def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
     """grouping -> summary.json of its streaming run over `input_topic` (results in a temp folder)."""
-    from bench.run.lifecycle import run_stream
+    from bench.run.stream import run_stream
     from bench.run.preflight import prepare
     from groupings import GROUPINGS
 
@@ -239,7 +239,7 @@ def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
 def live_run(stack, spark, tmp_path_factory) -> dict:
     """summary.json of a run that replays its own topic while consuming it (so it has latency), with
     1 ms of simulated cost per tuple (the worker stage's Python path; about 0.3 s of sleep per worker)."""
-    from bench.run.lifecycle import run_stream
+    from bench.run.stream import run_stream
     from bench.run.preflight import prepare
 
     options = e2e_options(stack, tmp_path_factory.mktemp("live"), None, "DYNAMIC_KEY",
@@ -314,7 +314,7 @@ def killed(request, killed_drivers) -> Killed:
 def stw_run(stack, spark, input_topic, stw_schedule, tmp_path_factory) -> dict:
     """summary.json of the session's one STOP_THE_WORLD rescale run (VNODE over the shared topic,
     `stw_schedule`); the rescale and dashboard tests assert on it."""
-    from bench.run.lifecycle import run_stream
+    from bench.run.stream import run_stream
     from bench.run.preflight import prepare
 
     options = e2e_options(stack, tmp_path_factory.mktemp("stw"), input_topic.name, "VNODE",

@@ -19,7 +19,7 @@ from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, def
 from bench.capacity.storm import run_storm_step, storm_system
 from bench.observer.influx import one_line, write_points
 from bench.run.floor import measure_floor
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.options import RunOptions
 from bench.run.preflight import Prepared, default_master, prepare
 from bench.topology.session import build_session

@@ -95,6 +95,9 @@ class Observer:
         self._last_reference: dict = {}
         self._previous_loads = np.zeros(workers, dtype=np.int64)
         self.output_errors: list[str] = []
+        self.audited = {"records": 0, "malformed": 0}
+        """A real-time run's input records and malformed ones, counted by its input audit
+        (`bench.topology.audit`) rather than per batch."""
         self._journal = self.folder / "observer" / "progress.jsonl"
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -127,7 +130,12 @@ class Observer:
             self.last_data_ms = max(b["end_ms"] for b in with_data)
 
     def on_progress(self, progress: dict) -> None:
-        fig = batch_figures(progress, self.workers)
+        """A micro-batch's progress (the listener's callback): its figures (`batch_figures`)."""
+        self.on_batch(batch_figures(progress, self.workers))
+
+    def on_batch(self, fig: dict) -> None:
+        """One batch's figures (`batch_figures`' keys; in real-time mode the aggregator's,
+        `bench.topology.realtime_aggregator`), journalled; a batch id seen before is replaced."""
         with self._lock:
             self.batches[fig["batch_id"]] = fig
             self._journal.parent.mkdir(parents=True, exist_ok=True)
@@ -152,9 +160,14 @@ class Observer:
             return out
 
     def final_aggregates(self) -> pd.DataFrame:
+        """Every final total per (window, key) written so far, the last written where a window was
+        written again (a real-time run's late update corrects it)."""
         with self._lock:
-            frames = [f for f in self.aggregates.values() if len(f)]
-        return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
+            frames = [self.aggregates[b] for b in sorted(self.aggregates) if len(self.aggregates[b])]
+        if not frames:
+            return pd.DataFrame()
+        agg = pd.concat(frames, ignore_index=True)
+        return agg.drop_duplicates(["window_start", "key"], keep="last", ignore_index=True)
 
     def last_committed_batch(self) -> int:
         with self._lock:
@@ -210,8 +223,8 @@ class Observer:
             "pairs": len(pairs),
             "worker_loads": loads.tolist(),
             "worker_shares": (100.0 * loads / total).tolist() if total else [0.0] * self.workers,
-            "records": sum(b["records"] for b in batches),
-            "malformed": sum(b["malformed"] for b in batches),
+            "records": sum(b["records"] for b in batches) + self.audited["records"],
+            "malformed": sum(b["malformed"] for b in batches) + self.audited["malformed"],
             "dropped_by_watermark": sum(b["dropped_by_watermark"] for b in batches),
             "batches": len(batches),
             "last_batch_id": last.get("batch_id"),

@@ -8,6 +8,8 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
+from bench.stack import connector
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("pyspark", "numpy", "numba", "pandas", "pyarrow", "confluent-kafka", "mmh3", "influxdb-client")
 
@@ -27,13 +29,16 @@ def git_revision() -> dict:
 
 
 def versions() -> dict:
-    """Python and the packages whose behaviour shapes the figures."""
+    """Python and the packages whose behaviour shapes the figures, and Spark's Kafka connector
+    (`bench.stack.connector.Connector.record`: official, or built from which sources)."""
     out = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
+    kafka_connector = connector.cached()
+    out["kafka_connector"] = kafka_connector.record() if kafka_connector is not None else None
     try:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
         out["java"] = (java.stderr or java.stdout).splitlines()[0] if java.returncode == 0 else None

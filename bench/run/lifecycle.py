@@ -1,4 +1,4 @@
-"""One streaming run from its topics to its summary (`run_stream`, `StreamRun`).
+"""One micro-batch streaming run from its topics to its summary (`StreamRun`; `bench.run.stream.run_stream` picks it).
 
     open      run.json (first attempt facts), the run's topics, the outputs, the input topic's
               state, a rescale run's driver, the observer
@@ -45,16 +45,6 @@ POLL_S = 0.5
 """How often the driver loop looks at the query's progress, s."""
 
 
-def run_stream(prepared: Prepared, *, spark=None, log=print) -> dict:
-    """Run one grouping to the end (or to `stop_after_batches`). Returns the summary dict.
-
-    Spark's, PySpark's workers' and the clients' logs go to `results/<run_id>/logs/` (`bench.logs`);
-    the summary's `logs` block counts their lines; a Kafka outage is two console lines."""
-    config = prepared.config
-    with RunLogs(config.results_dir / "logs", config.bootstrap_servers, log) as logs:
-        return StreamRun(prepared, spark=spark, log=log, logs=logs).run()
-
-
 class StreamRun:
     """One grouping's run on Kafka and Spark; `run()` takes its steps in order (module docstring)."""
 
@@ -82,6 +72,7 @@ class StreamRun:
         self.spans: RescaleSpans | None = None
         self.slots = None
         self.state_record = None
+        self.dead_letters = None
 
     def run(self) -> dict:
         self.open()
@@ -119,6 +110,8 @@ class StreamRun:
         self.write_run_json()
         topics = {config.topic: o.partitions, config.control_topic: 1, config.aggregates_topic: 1,
                   config.dlq_topic: 1, config.distribution_topic: 1}
+        if config.realtime:
+            topics[config.partials_topic] = 1
         if config.transfers:
             topics[state_transfer.topic(config.run_id)] = 1
         ensure_topics(config.bootstrap_servers, topics)
@@ -219,9 +212,7 @@ class StreamRun:
             self.log(f"{state.describe()}: resuming the replay with the {state.missing:,} missing records "
                      "(same partitions and intended timestamps; idempotent producer)")
         else:
-            # A live replay starts once the query has run its first (empty) micro-batch: its start-up
-            # (state stores, Python workers: 6-35 s on two busy cores) is not a latency of the records.
-            wait_first_batch(self.topology, self.listener, o.timeout_s)
+            self.wait_ready()
             self.log(f"replaying {self.prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) "
                      f"into {config.topic} ...")
         args = (self.prepared.dataset, config.topic, config.bootstrap_servers)
@@ -232,6 +223,11 @@ class StreamRun:
             # A rescale's time is on the input's clock, and a live input does not wait for a rescale:
             # the driver follows the batches, and stops the query, while the records arrive.
             self.replaying = BackgroundReplay(replay, *args, **kwargs)
+
+    def wait_ready(self) -> None:
+        """Before a live replay: until the query has run its first (empty) micro-batch. Its start-up
+        (state stores, Python workers: 6-35 s on two busy cores) is not a latency of the records."""
+        wait_first_batch(self.topology, self.listener, self.options.timeout_s)
 
     def input_ends(self) -> dict[int, int] | None:
         """The input topic's end offsets per partition, or None while records are still being
@@ -288,7 +284,7 @@ class StreamRun:
             self.logs.outage.check()
         if self.topology.exception() is not None:
             raise RunError(f"the query failed: {self.topology.exception()}")
-        if self.dead_letters.error is not None:
+        if self.dead_letters is not None and self.dead_letters.error is not None:
             e = self.dead_letters.error
             raise RunError(f"writing dead letters failed: {type(e).__name__}: {e}")
         if time.monotonic() > deadline:
@@ -318,15 +314,24 @@ class StreamRun:
         self.observer.stop()
         if self.rescaler is not None and self.rescaler.live:
             self.rescaler.channel.abort()  # a query paused at a barrier would wait for the channel
-        if self.topology is not None:
-            failure = self.topology.exception()
-            self.topology.stop()
-            self._fail(failure is not None and f"{type(failure).__name__}: {failure}")
+        self.stop_topology()
         drain_listener(self.observer, self.config)
         self.listener.detach(self.spark)
         self.dead_letters.close()
         e = self.dead_letters.error
         self._fail(e is not None and f"dead letters: {type(e).__name__}: {e}")
+        self.close_outputs()
+
+    def stop_topology(self) -> None:
+        """Stop the running queries; the run fails with a query's failure."""
+        if self.topology is not None:
+            failure = self.topology.exception()
+            self.topology.stop()
+            self._fail(failure is not None and f"{type(failure).__name__}: {failure}")
+
+    def close_outputs(self) -> None:
+        """The last tick, InfluxDB's and the distribution topic's last writes, the workers' state, the
+        session (when the run started it)."""
         self.observer.tick()
         if self.influx is not None:
             backfilled = self.influx.finish(list(self.observer.rows))
@@ -352,11 +357,15 @@ class StreamRun:
         self.record.write_state(state)
         return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.partitions}
 
+    def realtime_facts(self) -> dict | None:
+        """What summary.json says of a real-time run only (`bench.run.realtime`); None here."""
+        return None
+
     def finish(self) -> dict:
         """summary.json, and run.json with the attempt's status and the replay's summary."""
         self.attempt["status"] = self.status
         summary = summarize(self.prepared, self.observer, self.replay_summary, self.status, self.error, self.influx,
-                            self.distribution, self.resumed)
+                            self.distribution, self.resumed, self.realtime_facts())
         summary["attempts"] = self.attempts
         summary["logs"] = self.logs.summary()
         summary["task_slots"] = self.slots

@@ -78,8 +78,11 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     config = _topology_config(options, grouping, dataset.name, run_id, topic, bootstrap, topic_exists)
     _check_fresh_run_id(config)
     _check_resumable(config)
+    master = options.master or (f"local[{config.realtime_task_slots}]" if config.realtime else
+                                default_master(options.workers, options.splitters, options.aggregators))
+    if config.realtime:
+        _check_realtime(config, options, master)
     influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
-    master = options.master or default_master(options.workers, options.splitters, options.aggregators)
     return Prepared(options=replace(options, grouping=grouping, partitions=partitions, master=master), config=config,
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
                     influx_database=options.influx_database or stack_config.influx_database,
@@ -88,7 +91,7 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
 
 def resumes(config: TopologyConfig) -> bool:
     """Whether the run resumes an earlier attempt: its query's checkpoint has a committed batch."""
-    return (config.checkpoint_dir / "main" / "commits").exists()
+    return (config.query_checkpoint / "commits").exists()
 
 
 def _check_fresh_run_id(config: TopologyConfig) -> None:
@@ -99,15 +102,16 @@ def _check_fresh_run_id(config: TopologyConfig) -> None:
     2,000,000 records that way, 2026-11-27)."""
     if resumes(config):
         return  # the checkpoint holds the control topic's offset
-    try:
-        held = end_offsets(config.bootstrap_servers, config.control_topic) or {}
-    except BrokerUnreachable as e:
-        raise RunError(str(e)) from None
-    if sum(held.values()):
-        raise RunError(f"run id {config.run_id!r} was used before: its control topic {config.control_topic!r} "
-                       f"holds {sum(held.values())} record(s) of an earlier run, and {config.checkpoint_dir} has "
-                       f"no checkpoint to resume from; use another run id, or delete the topics "
-                       f"{config.run_id}.* first")
+    # In real-time mode the aggregator query would read an earlier run's partial updates.
+    for topic in (config.control_topic, *([config.partials_topic] if config.realtime else [])):
+        try:
+            held = end_offsets(config.bootstrap_servers, topic) or {}
+        except BrokerUnreachable as e:
+            raise RunError(str(e)) from None
+        if sum(held.values()):
+            raise RunError(f"run id {config.run_id!r} was used before: its topic {topic!r} holds "
+                           f"{sum(held.values())} record(s) of an earlier run, and {config.checkpoint_dir} has no "
+                           f"checkpoint to resume from; use another run id, or delete the topics {config.run_id}.* first")
 
 
 def _check_resumable(config: TopologyConfig) -> None:
@@ -115,8 +119,8 @@ def _check_resumable(config: TopologyConfig) -> None:
     written by another kind of operator (JVM or Python) than this version builds for it: a checkpoint
     of an earlier version (the Python worker state before 2026-11-28, a rescale or a run with
     `--param` on the Python grouping stage), which Spark could not restore into the new plan."""
-    if not resumes(config):
-        return
+    if not resumes(config) or config.realtime:
+        return  # a real-time run has no Python operator
     builds = {"grouping": config.data_plane, "per_key": "jvm"}
     for variable, plane in jvm_stage.written_planes(config.checkpoint_dir / "main").items():
         if plane != builds[variable]:
@@ -124,6 +128,36 @@ def _check_resumable(config: TopologyConfig) -> None:
                            f"was written by the {plane} operator; this version builds the {builds[variable]} one. "
                            f"Resume it with the version that started it (run.json has its settings), or start "
                            f"a new run id")
+
+
+REALTIME_REFUSES_PYTHON = ("[STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST] ... ArrowEvalPythonExec is "
+                           "not in the operator allowlist for Real-Time Mode")
+"""Spark's refusal of a Python operator in Real-Time Mode (docs/topology.md, "Two execution modes")."""
+
+
+def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) -> None:
+    """RunError for what a real-time run cannot do exactly (docs/topology.md, "Two execution modes")."""
+    if config.data_plane != "jvm":
+        given = f" with --param {config.grouping_params}" if config.grouping_params else ""
+        raise RunError(f"real-time mode routes in the JVM only, and {config.grouping}{given} has no Java implementation "
+                       f"(the Java groupings: {', '.join(jvm_stage.JVM_GROUPINGS)}, with the integer parameters "
+                       f"{jvm_stage.JVM_PARAMETERS}); Spark runs no Python operator in Real-Time Mode: "
+                       f"{REALTIME_REFUSES_PYTHON}. Use --mode microbatch")
+    if config.rescale_protocol or options.rescale:
+        raise RunError("real-time mode does not rescale yet (docs/rescaling.md); use --mode microbatch")
+    if config.worker_state:
+        raise RunError("real-time mode keeps no worker state yet (--worker-state); use --mode microbatch")
+    if config.grouping_clock != "kafka":
+        raise RunError("real-time mode needs --grouping-clock kafka: a real-time batch run again after a failure "
+                       "must route every tuple as it did the first time, and wall time would route it anew")
+    partitions = options.partitions or options.splitters
+    if partitions > config.splitters:
+        raise RunError(f"real-time mode needs P <= S ({partitions} partitions, {config.splitters} splitters): each "
+                       "splitter instance must read one Kafka partition, in offset order, for the routing to be "
+                       "replayed exactly after a failure")
+    if master.startswith("local[") and master[6:-1].isdigit() and int(master[6:-1]) < config.realtime_task_slots:
+        raise RunError(f"real-time mode needs {config.realtime_task_slots} task slots (every task of the real-time "
+                       f"query runs for its whole batch); --master {master} has {master[6:-1]}")
 
 
 def _checked_grouping(options: RunOptions) -> str:

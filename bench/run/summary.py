@@ -19,16 +19,22 @@ def missed_batches(config: TopologyConfig, observer, offline: set[int] = frozens
     return sorted(ids - set(observer.batches) - set(offline))
 
 
-def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed) -> dict:
+def summarize(prepared: Prepared, observer, replay_summary, status, error, influx, distribution, resumed,
+              realtime: dict | None = None) -> dict:
     """summary.json: the run's status, input, reference and exact figures, latency, dead letters,
-    the checks that the counts agree, and what the outputs did."""
+    the checks that the counts agree, and what the outputs did. `realtime`: a real-time run's own
+    facts (`bench.run.realtime`), among them its input audit (`bench.topology.audit`), whose
+    records, malformed records and weight stand for the splitter's per-batch counts."""
+    audit = (realtime or {}).get("audit")
     config = prepared.config
     agg = observer.final_aggregates()
     exact = exact_worker_figures(agg, config.worker_space)
     last = observer.rows[-1] if observer.rows else {}
     dead_letters, by_reason = _dead_letters(config)
     batches = observer.batches.values()
-    split_weight = sum(b["split_weight"] for b in batches)
+    split_weight = audit["weight"] if audit else sum(b["split_weight"] for b in batches)
+    records = audit["records"] if audit else sum(b["records"] for b in batches)
+    malformed = audit["malformed"] if audit else sum(b["malformed"] for b in batches)
     expected = _produced_weight(replay_summary)
     # A driver killed after Spark committed a batch and before the observer journalled its progress
     # event: Spark does not run that batch again, so its observed figures (split weight, per-worker
@@ -36,7 +42,8 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     # come from the aggregates whatever happened.
     missed = missed_batches(config, observer, Journal(config.results_dir).offline_batches())
     checks = {
-        "aggregated_equals_split": None if missed else exact["total_count"] == split_weight,
+        "aggregated_equals_split": None if missed or (config.realtime and not audit) else
+        exact["total_count"] == split_weight,
         "aggregated_equals_produced": None if expected is None else exact["total_count"] == expected,
         "observer_equals_aggregated": None if missed else int(sum(observer.loads())) == exact["total_count"],
         "no_rows_dropped_by_watermark": (last.get("dropped_by_watermark") or 0) == 0,
@@ -44,6 +51,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
     return {
         "status": status,
         "mode": "stream",
+        "execution_mode": config.mode,
         "input": input_conditions(prepared),
         "error": error,
         "resumed": resumed,
@@ -63,8 +71,8 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "processing": observer.processing_span(),
         "window_latency": window_latency_figures(agg) if len(agg) and observer.live_input else {},
         "hottest_keys": hottest_keys(agg),
-        "records": sum(b["records"] for b in batches),
-        "malformed": sum(b["malformed"] for b in batches),
+        "records": records,
+        "malformed": malformed,
         "dead_letters": dead_letters,
         "dead_letters_by_reason": by_reason,
         "split_weight": split_weight,
@@ -77,6 +85,7 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "output_errors": observer.output_errors[:5],
         "observer_missed_batches": missed,
         "results": str(config.results_dir),
+        **({"realtime": realtime} if realtime is not None else {}),
     }
 
 
@@ -99,12 +108,13 @@ def _produced_weight(replay_summary) -> int | None:
 
 # -- printing -------------------------------------------------------------------------------------
 
-COLUMNS = [("grouping", "GROUPING"), ("data_plane", "ROUTED IN"), ("total", "TOTAL COUNT"),
+COLUMNS = [("grouping", "GROUPING"), ("execution_mode", "MODE"), ("data_plane", "ROUTED IN"), ("total", "TOTAL COUNT"),
            ("duration", "DURATION (ms)"), ("std_dev", "STD DEV"), ("dist_cost", "DIST COST"),
            ("throughput", "THROUGHPUT (rec/sec)"), ("imbalance", "MAX/MEAN"), ("proc", "PROC TIME (ms)"),
            ("proc_rate", "PROC RATE (rec/sec)"), ("p99", "LAT p99 (ms)"), ("p999", "LAT p99.9 (ms)"),
            ("window_p99", "WINDOW LAT p99 (ms)"), ("status", "STATUS")]
-"""ROUTED IN: where the grouping stage ran, `jvm` (the Java groupings, `bench.topology.jvm_stage`) or
+"""MODE: the execution mode, `microbatch` (the whole topology in one micro-batch query) or `realtime`
+(the tuple's path in Spark's Real-Time Mode, `bench.topology.realtime`). ROUTED IN: where the grouping stage ran, `jvm` (the Java groupings, `bench.topology.jvm_stage`) or
 `python` (a grouping with no Java implementation or with a parameter the Java port does not take, or a
 rescale run). PROC TIME: first to last tuple processed by the workers; PROC RATE: tuples / PROC TIME (the worker stage's own
 rate, without the micro-batch's other stages and the first batch's start-up). LAT: processing
@@ -124,6 +134,7 @@ def summary_row(s: dict) -> dict:
     return {
         # a run recorded before the JVM stage existed routed in Python
         "grouping": s["grouping"], "data_plane": s.get("data_plane", "python"),
+        "execution_mode": s.get("execution_mode", "microbatch"),  # a run recorded before the real-time mode
         "total": f(ex["total_count"], "%d"), "duration": f(ref.get("duration_ms"), "%d"),
         "std_dev": f(ex["std_dev"], "%.4f"), "dist_cost": f(ex["dist_cost"], "%.4f"),
         "throughput": f(ref.get("throughput_ratio"), "%.0f"), "imbalance": f(ex["max_mean_imbalance"], "%.3f"),

@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from bench.run.input import record_input
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.preflight import Prepared, prepare
 
 WARM_UP_RECORDS = 50_000
@@ -46,4 +46,4 @@ def measures_latency(prepared: Prepared) -> bool:
     2026-11-25), and the backlog they left raised the run's LAT p99 from about 5 s (steady
     batches) to 16-21 s; after a warm-up, 12.6 s (one slow batch of 11 s under load)."""
     return bool(prepared.options.rate) and not prepared.topic_exists \
-        and not (prepared.config.checkpoint_dir / "main").exists()
+        and not prepared.config.query_checkpoint.exists()

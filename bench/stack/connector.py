@@ -200,6 +200,15 @@ def install(config: StackConfig, quiet: bool = False) -> Connector:
     return _built(config) or build(config, quiet)
 
 
+def cached(config: StackConfig | None = None) -> Connector | None:
+    """The connector in the cache (the official one first), or None; never resolves or builds."""
+    config = config or StackConfig.from_env()
+    try:
+        return _official(config, True, cached_only=True) or _built(config)
+    except (OSError, StackError):
+        return None
+
+
 def connector(config: StackConfig | None = None, quiet: bool = True) -> Connector:
     """The connector in the cache (the official one first), installed when there is none yet.
 

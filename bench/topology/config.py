@@ -22,6 +22,12 @@ from bench.topology import jvm_stage
 from groupings import GROUPINGS
 
 GROUPING_CLOCKS = ("kafka", "processing")
+MODES = ("microbatch", "realtime")
+"""The execution modes (docs/topology.md, "Two execution modes"): the whole topology in one
+micro-batch query (`bench.topology.job`), or the tuple's path in Spark's Real-Time Mode and the
+aggregator in a micro-batch query over its output (`bench.topology.realtime`)."""
+MIN_REALTIME_BATCH_S = 5
+"""Spark's `spark.sql.streaming.realTimeMode.minBatchDuration` (5,000 ms by default)."""
 
 MAX_KEY_BYTES = 1024
 """Default bound on a key's UTF-8 length (`--max-key-bytes`): a record with a longer key is a dead
@@ -155,7 +161,16 @@ class TopologySettings:
     watermark_delay_s: int = field(default=10, metadata=setting("event-time watermark delay", "s"))
     max_offsets_per_trigger: int | None = field(default=None, metadata=setting(
         "Kafka records per micro-batch at most"))
-    trigger_s: float = field(default=1.0, metadata=setting("micro-batch trigger interval", "s"))
+    trigger_s: float = field(default=1.0, metadata=setting(
+        "micro-batch trigger interval", "s",
+        details="real-time mode: the aggregator query runs every half observer tick instead"))
+    mode: str = field(default="microbatch", metadata=setting(
+        "execution mode", choices=MODES, makefile="MODE",
+        details="realtime: spout to worker windows in Spark's Real-Time Mode, the aggregator in a micro-batch "
+                "query over their output (docs/topology.md, \"Two execution modes\")"))
+    realtime_batch_s: int = field(default=300, metadata=setting(
+        "real-time mode: the real-time query's batch, its checkpoint interval", "s",
+        details=f"at least {MIN_REALTIME_BATCH_S}; the query stalls for about a second at each batch boundary"))
     grouping_clock: str = field(default="kafka", metadata=setting(
         "grouping clock: the tuple's Kafka timestamp or wall time at the splitter", choices=GROUPING_CLOCKS))
     max_key_bytes: int = field(default=MAX_KEY_BYTES, metadata=setting(
@@ -233,6 +248,30 @@ class TopologyConfig(TopologySettings):
         return self.state_partitions or self.aggregators
 
     @property
+    def realtime(self) -> bool:
+        """The run's tuples go through Spark's Real-Time Mode (`--mode realtime`)."""
+        return self.mode == "realtime"
+
+    @property
+    def realtime_task_slots(self) -> int:
+        """The task slots a real-time run holds: one per task of each of the real-time query's four
+        stages, all running for its whole batch (Real-Time Mode schedules them together): the spout
+        and splitter (one per Kafka partition, at most S), the grouping stage and the worker windows
+        (N state partitions each) and the workers (M); plus two for the aggregator query."""
+        return self.splitters + 2 * self.partitions + self.worker_space + 2
+
+    @property
+    def query_checkpoint(self) -> Path:
+        """The checkpoint whose committed batches say the run has started before: the query's, or
+        in real-time mode the aggregator query's."""
+        return self.checkpoint_dir / ("aggregator" if self.realtime else "main")
+
+    @property
+    def partials_topic(self) -> str:
+        """Real-time mode: the worker windows' partials, as the real-time query updates them."""
+        return f"{self.run_id}.partials"
+
+    @property
     def aggregates_topic(self) -> str:
         return f"{self.run_id}.aggregates"
 
@@ -279,6 +318,9 @@ class TopologyConfig(TopologySettings):
             (self.max_key_bytes >= 1, f"--max-key-bytes must be >= 1, got {self.max_key_bytes}"),
             (self.max_parallelism == 0 or self.max_parallelism >= self.workers,
              f"max parallelism {self.max_parallelism} is below --workers {self.workers}"),
+            (self.mode in MODES, f"--mode must be one of {', '.join(MODES)}, got {self.mode!r}"),
+            (self.realtime_batch_s >= MIN_REALTIME_BATCH_S,
+             f"--realtime-batch-s must be >= {MIN_REALTIME_BATCH_S} (Spark's minimum), got {self.realtime_batch_s}"),
         ]
         for ok, message in checks:
             if not ok:
@@ -297,5 +339,6 @@ class TopologyConfig(TopologySettings):
             "dlq": self.dlq_topic,
             "distribution": self.distribution_topic,
             "control": self.control_topic,
+            **({"partials": self.partials_topic} if self.realtime else {}),
         }
         return out

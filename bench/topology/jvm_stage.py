@@ -136,13 +136,14 @@ def jars(quiet: bool = True) -> list[Path]:
 
 
 def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict | None = None,
-                   rescale: str = "{}", controls=None):
+                   rescale: str = "{}", controls=None, real_time: bool = False):
     """`splitter.split` output -> the grouping stage's OUTPUT_SCHEMA rows, routed in the JVM
     (`GroupingStage.apply`) by `grouping` with `params` (JVM_PARAMETERS; None: its defaults);
     `event_ts` is again the event-time column. The session needs `jars()`.
 
     Args: rescale: `rescale_spec`; controls: a live rescale's switch rows (`control_schema`,
-        `rescale_channel.switch_rows`), or None.
+        `rescale_channel.switch_rows`), or None; real_time: the query runs in Real-Time Mode (one
+        row per call: each task keeps its instances in memory, and no routing summary is built).
     Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for a grouping
         of no JVM_GROUPINGS, a parameter the Java grouping does not take, or a routing it cannot
         install."""
@@ -152,7 +153,7 @@ def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict
     spark = tuples.sparkSession
     stage = spark._jvm.bench.topology.GroupingStage
     return DataFrame(stage.apply(tuples._jdf, grouping, workers, clock, json.dumps(params or {}), rescale,
-                                 None if controls is None else controls._jdf), spark)
+                                 None if controls is None else controls._jdf, real_time), spark)
 
 
 def control_schema(spark):

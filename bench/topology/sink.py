@@ -107,10 +107,14 @@ class AggregateSink:
         self.kafka.close()
 
     def __call__(self, batch_df, batch_id: int) -> None:
-        target = batch_file(self.folder, batch_id)
         # Always evaluated, also for a batch written before: the evaluation is what updates and
         # commits the batch's state stores (Spark 4.2 fails a batch whose stores did not commit).
-        fresh = batch_df.toPandas()
+        self.write(batch_df.toPandas(), batch_id)
+
+    def write(self, fresh: pd.DataFrame, batch_id: int) -> None:
+        """Write batch `batch_id`'s final totals (AGGREGATE_COLUMNS), unless its file exists (then
+        the observer gets the file's rows, as first written)."""
+        target = batch_file(self.folder, batch_id)
         if target.exists():
             frame = pd.read_parquet(target)
         else:

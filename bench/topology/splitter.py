@@ -84,9 +84,16 @@ def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
     `idx` is the tuple's position inside its record, so that (partition, offset, idx) is the
     total order a splitter instance emits its tuples in. `event_ts` is the Kafka timestamp (it
     carries the watermark). Control-topic records are dropped here, after the watermark saw them.
+
+    In real-time mode (`config.realtime`) the stage reads in one task per Kafka partition (Real-Time
+    Mode refuses the coalesce of `in_slot_tasks`, `CoalesceExec`) and observes no metrics (they
+    would reach the driver at the end of a real-time batch only; the input audit counts the records,
+    `bench.topology.audit`).
     """
+    realtime = config.realtime
     parsed = (
-        parse(in_slot_tasks(df).where(input_only(config.topic)), splitter_sql, config.max_key_bytes)
+        parse((df if realtime else in_slot_tasks(df)).where(input_only(config.topic)), splitter_sql,
+              config.max_key_bytes)
         .select(
             (F.col("partition") % F.lit(config.splitters)).cast("int").alias("splitter"),
             "partition",
@@ -94,23 +101,25 @@ def split(df: DataFrame, config: TopologyConfig, splitter_sql) -> DataFrame:
             F.col("kafka_ts").alias("event_ts"),
             "tuples",
         )
-        .observe(
+    )
+    if not realtime:
+        parsed = parsed.observe(
             SPLITTER_METRICS,
             F.count(F.lit(1)).alias("records"),
             F.count_if(F.col("tuples").isNull()).alias("malformed"),
             F.max(F.unix_millis("event_ts")).alias("max_ts_ms"),
         )
-    )
-    return (
+    tuples = (
         parsed.where(F.col("tuples").isNotNull())
         .select("splitter", "partition", "offset", "event_ts", F.posexplode("tuples").alias("idx", "t"))
         .select(
             "splitter", "partition", "offset", F.col("idx").cast("int").alias("idx"), "event_ts",
             F.col("t.key").alias("key"), F.col("t.count").cast("long").alias("count"),
         )
-        .observe(SPLIT_TUPLES_METRICS, F.count(F.lit(1)).alias("tuples"),
-                 F.coalesce(F.sum("count"), F.lit(0)).cast("long").alias("weight"))
     )
+    return tuples if realtime else tuples.observe(
+        SPLIT_TUPLES_METRICS, F.count(F.lit(1)).alias("tuples"),
+        F.coalesce(F.sum("count"), F.lit(0)).cast("long").alias("weight"))
 
 
 def dead_letters(df: DataFrame, splitter_sql, max_key_bytes: int) -> DataFrame:

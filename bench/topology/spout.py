@@ -38,6 +38,14 @@ that it stays the pipeline's ceiling, and of its Storm peer's spout).
   setting was within the spread; docs/topology.md.)"""
 
 
+REALTIME_CONSUMER_OPTIONS = {"kafka.max.poll.records": CONSUMER_OPTIONS["kafka.max.poll.records"]}
+"""The real-time query's consumers: Kafka's own `fetch.max.wait.ms` (500 ms). A real-time task polls
+its partition all the time, and a fetch returns as soon as a record is there (`fetch.min.bytes`
+1), so the wait bounds only how often an idle partition is asked: with 10 ms, ten idle partitions
+cost the broker 0.37 cores and the executor tasks about a core at 500 records/s
+(DYNAMIC_KEY, NYC_FLIGHTS, 2026-11-29)."""
+
+
 def _columns(df: DataFrame) -> DataFrame:
     """`value` is the record as a string, NULL when it is not valid UTF-8 (or null); `raw` keeps the
     bytes, for the dead letters (read only where a plan uses it)."""
@@ -52,16 +60,17 @@ def _columns(df: DataFrame) -> DataFrame:
 
 
 def read_kafka(spark: SparkSession, config: TopologyConfig) -> DataFrame:
-    """The streaming source of the input and control topics. Columns: `topic, partition, offset,
-    kafka_ts (timestamp), value (string), raw (binary)`, with the event-time watermark on `kafka_ts` (delay
-    `watermark_delay_s`)."""
+    """The streaming source of the input and control topics (in real-time mode the input topic
+    only: its windows are closed downstream, `bench.topology.realtime`). Columns: `topic, partition,
+    offset, kafka_ts (timestamp), value (string), raw (binary)`, with the event-time watermark on
+    `kafka_ts` (delay `watermark_delay_s`)."""
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", config.bootstrap_servers)
-        .option("subscribe", f"{config.topic},{config.control_topic}")
+        .option("subscribe", config.topic if config.realtime else f"{config.topic},{config.control_topic}")
         .option("startingOffsets", "earliest")
         .option("failOnDataLoss", "true")
-        .options(**CONSUMER_OPTIONS)
+        .options(**(REALTIME_CONSUMER_OPTIONS if config.realtime else CONSUMER_OPTIONS))
     )
     if config.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))

@@ -72,6 +72,31 @@ def placement_check() -> Column:
                         F.spark_partition_id(), F.col("worker"))))
 
 
+def placed_and_worked(routed: DataFrame, workers: int, cost_ms: float, cost_every: int) -> DataFrame:
+    """`grouping_stage` output in the worker tasks (`repartitionById`, `placement_check`), each tuple
+    worked (`processed_at`): the input's columns and DONE_COLUMN."""
+    placed = routed.repartitionById(workers, F.col("worker")).where(placement_check())
+    return placed.withColumn(DONE_COLUMN, processed_at(routed.sparkSession, cost_ms, cost_every))
+
+
+PARTIAL_AGGREGATES = {
+    "count": lambda: F.sum("count"),
+    "tuples": lambda: F.count(F.lit(1)),
+    "first_ts": lambda: F.min("event_ts"),
+    "last_ts": lambda: F.max("event_ts"),
+    "ts_sum_ms": lambda: F.sum(F.unix_millis("event_ts")),
+}
+"""A worker window's partial, by column (the aggregator's input, `bench.topology.aggregator`)."""
+
+
+def window_partials(worked: DataFrame, window_s: int, **more: Column) -> DataFrame:
+    """The worker windows: `wwin (struct start,end), worker, key` and PARTIAL_AGGREGATES' columns,
+    then `more` (name -> aggregate), per (event-time window of `window_s`, worker, key)."""
+    aggregates = [make().alias(name) for name, make in PARTIAL_AGGREGATES.items()]
+    aggregates += [column.alias(name) for name, column in more.items()]
+    return worked.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(*aggregates)
+
+
 def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, window_s: int,
          state_partitions: int | None = None, transfers: DataFrame | None = None) -> DataFrame:
     """`grouping_stage` output -> worker partials:
@@ -84,8 +109,7 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
     (`bench.topology.state_transfer.read`), applied by the worker-state operator.
     """
     spark = routed.sparkSession
-    placed = routed.repartitionById(workers, F.col("worker")).where(placement_check())
-    worked = placed.withColumn(DONE_COLUMN, processed_at(spark, cost_ms, cost_every))
+    worked = placed_and_worked(routed, workers, cost_ms, cost_every)
     observed = worked.observe(
         WORKER_METRICS,
         F.count(F.lit(1)).alias("rows"),
@@ -94,10 +118,4 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
     )
     stateful = observed if state_partitions is None else \
         worker_state.keep_state(observed, workers, state_partitions, transfers)
-    return stateful.groupBy(F.window("event_ts", f"{window_s} seconds").alias("wwin"), "worker", "key").agg(
-        F.sum("count").alias("count"),
-        F.count(F.lit(1)).alias("tuples"),
-        F.min("event_ts").alias("first_ts"),
-        F.max("event_ts").alias("last_ts"),
-        F.sum(F.unix_millis("event_ts")).alias("ts_sum_ms"),
-    )
+    return window_partials(stateful, window_s)

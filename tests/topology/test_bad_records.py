@@ -10,7 +10,7 @@ from collections import Counter
 
 import pytest
 
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.preflight import RunError, prepare
 from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
 from bench.topology.sink import DLQ_VALUE_MAX_CHARS, read_aggregates, read_batches

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.preflight import prepare
 from bench.topology.jvm_stage import JVM_GROUPINGS
 from bench.topology.sink import read_aggregates

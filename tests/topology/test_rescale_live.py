@@ -12,7 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.preflight import prepare
 from tests.conftest import E2E_DATASET, E2E_FAST, e2e_options
 

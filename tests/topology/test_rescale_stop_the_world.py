@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 
 from bench.__main__ import main as bench_main
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.preflight import prepare
 from bench.topology.sink import read_aggregates
 from tests.conftest import (EVERY_PHASE, E2E_DATASET, E2E_FAST, E2E_LIMIT, E2E_PARTITIONS, InputTopic, data_batches,

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from bench.__main__ import main as bench_main
-from bench.run.lifecycle import run_stream
+from bench.run.stream import run_stream
 from bench.run.preflight import RunError, default_topic, prepare
 from bench.topology.sink import read_aggregates
 from datasets import get_dataset

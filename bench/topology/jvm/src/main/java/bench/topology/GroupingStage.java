@@ -136,6 +136,26 @@ public final class GroupingStage {
      */
     public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params,
                                      String rescale, Dataset<Row> controls) {
+        return apply(tuples, grouping, workers, clock, params, rescale, controls, false);
+    }
+
+    /**
+     * The grouping stage, in a micro-batch query or (with {@code realTime}) in Real-Time Mode.
+     *
+     * <p>Real-Time Mode hands the operator one row per call ({@code handleInputRows} with a single
+     * row) for the whole real-time batch, so an instance restored from its state for every call
+     * costs a Java deserialization per tuple: with DYNAMIC_KEY, 40 % of the executor tasks' time at
+     * 500 tuples/s (Java Flight Recorder, 2026-11-29). Each task keeps its instances in memory
+     * instead, restored once per batch, and writes them to their state after every row, which is
+     * what a batch committed at any row needs; no routing summary is built (the real-time query
+     * observes no metrics: its aggregator counts the loads, bench/topology/realtime.py).
+     *
+     * @param realTime the query runs in Real-Time Mode; no rescale then
+     * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String, String, Dataset)},
+     *     and for a rescale in Real-Time Mode
+     */
+    public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params,
+                                     String rescale, Dataset<Row> controls, boolean realTime) {
         if (!Groupings.NAMES.contains(grouping)) {
             throw new IllegalArgumentException("no Java grouping " + grouping + "; expected one of " + Groupings.NAMES);
         }
@@ -147,6 +167,9 @@ public final class GroupingStage {
         }
         HashMap<String, Long> parameters = parameters(params);
         Rescale plan = Rescale.parse(rescale, workers, controls != null);
+        if (realTime && (plan.any() || controls != null)) {
+            throw new IllegalArgumentException("the grouping stage does not rescale in Real-Time Mode");
+        }
         ReferenceGrouping probe = Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here
         for (Routing routing : plan.routings) {
             routing.install(probe); // and a routing it cannot take, not in the query's first batch
@@ -160,8 +183,8 @@ public final class GroupingStage {
             input = input.unionByName(controls.selectExpr(CONTROL_INPUT.fieldNames()));
         }
         return input.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT())
-                .transformWithState(new Router(grouping, parameters, workers, clock.equals("kafka"), plan), "event_ts",
-                        OutputMode.Append(), Encoders.row(OUTPUT));
+                .transformWithState(new Router(grouping, parameters, workers, clock.equals("kafka"), plan, realTime),
+                        "event_ts", OutputMode.Append(), Encoders.row(OUTPUT));
     }
 
     /** {@code params} (a JSON object) as parameter name -> integer value. */
@@ -206,20 +229,26 @@ public final class GroupingStage {
         private final int workers;
         private final boolean kafkaClock;
         private final Rescale rescale;
+        private final boolean realTime;
+        /** Real-Time Mode: this task's instances, by splitter, as routed so far (their state holds the same). */
+        private transient HashMap<Integer, Instance> routers;
         private transient ValueState<byte[]> instance;
         private transient ValueState<Integer> epoch;
         private transient ValueState<byte[]> handoffState;
 
-        Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock, Rescale rescale) {
+        Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock, Rescale rescale,
+               boolean realTime) {
             this.grouping = grouping;
             this.params = params;
             this.workers = workers;
             this.kafkaClock = kafkaClock;
             this.rescale = rescale;
+            this.realTime = realTime;
         }
 
         @Override
         public void init(OutputMode outputMode, TimeMode timeMode) {
+            routers = new HashMap<>();
             instance = getHandle().getValueState("grouping", Encoders.BINARY(), TTLConfig.NONE());
             if (rescale.any()) {
                 epoch = getHandle().getValueState("rescale_epoch", Encoders.INT(), TTLConfig.NONE());
@@ -261,7 +290,10 @@ public final class GroupingStage {
                 return CollectionConverters.asScala(new ArrayList<Row>().iterator());
             }
             batch.sort(KAFKA_ORDER);
-            Instance router = instance.exists() ? (Instance) restore(instance.get()) : null;
+            Instance router = routers.get(splitter);
+            if (router == null && instance.exists()) {
+                router = (Instance) restore(instance.get());
+            }
             long[] now = clock(batch, router == null ? null : router.clockMs, System.currentTimeMillis());
             if (router == null) {
                 router = new Instance(Groupings.create(grouping, workers, now[0], params), now[0]);
@@ -270,7 +302,7 @@ public final class GroupingStage {
             if (due > applied) {
                 rescale.routings.get(due - 1).install(router.grouping);
             }
-            RoutingSummary summary = new RoutingSummary(rescale.width);
+            RoutingSummary summary = realTime ? null : new RoutingSummary(rescale.width);
             List<Row> out;
             if (handoff != null && handoff.active()) {
                 out = handOver(handoff, (OwnershipGrouping) router.grouping, batch, now, timerValues, summary);
@@ -279,11 +311,13 @@ public final class GroupingStage {
                 for (int i = 0; i < batch.size(); i++) {
                     Row row = batch.get(i);
                     int worker = router.grouping.choose(row.getString(5), now[i]);
-                    summary.add(worker, row.getString(5), row.getLong(6));
+                    if (summary != null) {
+                        summary.add(worker, row.getString(5), row.getLong(6));
+                    }
                     out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), worker, null));
                 }
             }
-            if (!out.isEmpty()) {
+            if (summary != null && !out.isEmpty()) {
                 Row first = out.get(0);
                 out.set(0, RowFactory.create(first.get(0), first.get(1), first.get(2), first.get(3), summary.json()));
             }
@@ -291,6 +325,9 @@ public final class GroupingStage {
                 router.clockMs = now[now.length - 1];
             }
             instance.update(save(router));
+            if (realTime) {
+                routers.put(splitter, router);
+            }
             return CollectionConverters.asScala(out.iterator());
         }
 

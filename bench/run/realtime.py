@@ -1,0 +1,144 @@
+"""One real-time run (`RealtimeRun`): the steps of `bench.run.lifecycle.StreamRun` with the two
+queries of `bench.topology.realtime` in place of the micro-batch query.
+
+    session   Spark, with a task slot for every task of the real-time query (RunError if fewer)
+    start     the aggregator query, then the real-time query; once all its tasks run, the replay
+    drive     the input audit once every record is in the topic (`bench.topology.audit`: records,
+              malformed records as dead letters, tuples, weight); once the latest partials hold
+              every tuple, the end-of-input record on `<run>.partials`; once the aggregator has
+              closed the last windows, "completed"
+    stop      both queries, the dead letters' writer, the last tick and the outputs
+
+A run killed at any moment resumes with its run id: the real-time query from its last checkpoint
+(the start of its batch), writing some updates again, which the aggregator leaves out; the
+aggregator query from its own (`bench.topology.realtime_aggregator`).
+"""
+
+from __future__ import annotations
+
+import time
+
+from bench.run.lifecycle import POLL_S, StreamRun
+from bench.run.preflight import RunError
+from bench.run.progress import task_slots
+from bench.topology import realtime
+from bench.topology.audit import audit_input
+from bench.topology.session import build_session
+from bench.topology.sink import DeadLetterSink, KafkaWriter
+
+STALL_S = 120.0
+"""After the input audit, a run whose latest partials gain no tuple for this long, while short of
+the input's, fails instead of waiting for `--timeout-s`."""
+TASKS_TIMEOUT_S = 120.0
+"""How long the real-time query's tasks may take to start before a live replay, s."""
+
+
+class RealtimeRun(StreamRun):
+    """One grouping's run in real-time mode (module text)."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.audit: dict | None = None
+        self.end_sent = False
+
+    def open_session(self) -> None:
+        config = self.config
+        if self.own_session:
+            self.log(f"starting Spark ({self.options.master}) ...")
+            self.spark = build_session(self.options.master, config.aggregators)
+        self.slots = task_slots(self.spark)
+        needed = config.realtime_task_slots
+        self.base_run["task_slots"] = self.slots
+        self.write_run_json()
+        if self.slots < needed:
+            raise RunError(f"real-time mode needs {needed} task slots (every task of the real-time query runs for "
+                           f"its whole batch), the session has {self.slots} ({self.spark.sparkContext.master}): "
+                           f"use --master local[{needed}] or a cluster with as many cores")
+        self.dlq = DeadLetterSink(config.run_id, config.results_dir, config.bootstrap_servers, config.dlq_topic)
+
+    def start_query(self, config, once: bool = False):
+        # Every half observer tick: each tick sees the latest partials; a micro-batch of the
+        # aggregator costs about 0.3 s of Spark's planning and scheduling however few its rows.
+        return realtime.start(self.spark, config, self.prepared.splitter_sql, self.observer,
+                              self.options.observer_tick_s / 2)
+
+    def start(self) -> None:
+        self.topology = self.start_query(self.config)
+        self.observer.start(self.options.observer_tick_s)
+        state = self.input_state
+        if state is not None and state.state == "mismatch":
+            raise RunError(str(state.mismatch_error(self.config.bootstrap_servers)))
+        if state is not None and state.state != "complete":
+            self._replay(state)
+
+    def wait_ready(self) -> None:
+        """Before a live replay: until every task of the real-time query runs (records sent before they
+        poll would wait for its start: planning, 40 tasks, the state stores, not a latency of the
+        records); RunError if it failed or they did not start within TASKS_TIMEOUT_S."""
+        tracker = self.spark.sparkContext.statusTracker()
+        wanted = self.config.realtime_task_slots - 2
+        deadline = time.monotonic() + TASKS_TIMEOUT_S
+        while True:
+            if self.topology.exception() is not None:
+                raise RunError(f"the real-time query failed: {self.topology.exception()}")
+            stages = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
+            if sum(s.numActiveTasks for s in stages if s is not None) >= wanted:
+                return
+            if time.monotonic() > deadline:
+                raise RunError(f"the real-time query's {wanted} tasks did not all start within {TASKS_TIMEOUT_S:g} s")
+            time.sleep(0.2)
+
+    def follow(self) -> str:
+        """Wait for: the input in the topic -> its audit -> every tuple in the latest partials -> the
+        end-of-input record -> the last windows closed ("completed"); "stopped" after
+        `stop_after_batches` aggregator batches with tuples."""
+        deadline = time.monotonic() + self.options.timeout_s
+        aggregator = self.topology.aggregator
+        seen, seen_at = -1, time.monotonic()
+        while True:
+            self._check(deadline)
+            data_batches = sum(1 for b in self.observer.batches.values() if b["rows"] > 0)
+            if self.options.stop_after_batches is not None and data_batches >= self.options.stop_after_batches:
+                return "stopped"
+            if self.audit is None and (ends := self.input_ends()) is not None:
+                self.audit = audit_input(self.spark, self.config, self.prepared.splitter_sql, ends, self.dlq)
+                self.observer.audited = {"records": self.audit["records"], "malformed": self.audit["malformed"]}
+                self.log(f"input in the topic: {self.audit['records']:,} records, {self.audit['tuples']:,} tuples "
+                         f"({self.audit['malformed']:,} malformed); waiting for the last tuples ...")
+            if aggregator.closed_all:
+                return "completed"
+            if self.audit is not None and not self.end_sent:
+                if aggregator.tuples >= self.audit["tuples"]:
+                    self.log("every tuple is in the latest partials; closing the last windows ...")
+                    self.observer.tick()
+                    self._send_end_of_input()
+                elif aggregator.tuples != seen:
+                    seen, seen_at = aggregator.tuples, time.monotonic()
+                elif time.monotonic() - seen_at > STALL_S:
+                    raise RunError(f"the real-time query stopped short: {aggregator.tuples:,} of the input's "
+                                   f"{self.audit['tuples']:,} tuples reached the aggregator, none for {STALL_S:g} s "
+                                   "(a tuple later than the watermark allows is dropped by the worker windows)")
+            time.sleep(POLL_S)
+
+    def _send_end_of_input(self) -> None:
+        writer = KafkaWriter(self.config.bootstrap_servers)
+        try:
+            writer.send(self.config.partials_topic, [(b"end-of-input", realtime.end_of_input_record())])
+        except RuntimeError as e:
+            raise RunError(f"could not write the end-of-input record: {e}") from None
+        finally:
+            writer.close()
+        self.end_sent = True
+
+    def stop(self) -> None:
+        self.observer.stop()
+        self.stop_topology()
+        self.dlq.close()
+        self.close_outputs()
+
+    def realtime_facts(self) -> dict:
+        aggregator = getattr(self.topology, "aggregator", None)
+        return {"batch_s": self.config.realtime_batch_s, "audit": self.audit,
+                "late_updates": aggregator.late_updates if aggregator is not None else None}
+
+

@@ -1,0 +1,199 @@
+"""Storm's AggregatorBolt in real-time mode: the `foreachBatch` of the aggregator query over
+`<run>.partials` (`bench.topology.realtime`), on the driver.
+
+Per micro-batch of partial updates (`RealtimeAggregator.__call__`):
+
+1. the updates that carry tuples not seen before: an update whose partial has more tuples than the
+   latest one kept for its (worker window, worker, key); an update written twice by the real-time
+   query's at-least-once sink has no more, and is left out;
+2. each new update's newest tuple's processing latency (its worker's done time minus its Kafka
+   timestamp), in an HDR histogram per worker: each tuple counted once;
+3. the latest partial per (worker window, worker, key), and what the batch added to each worker's
+   load (weight and tuples) and which (key, worker) pairs it routed: the observer's batch figures,
+   as the micro-batch topology's observed metrics give them (`bench.observer.batches`);
+4. the aggregator windows whose end the event-time watermark (the newest Kafka timestamp in the
+   latest partials minus `watermark_delay_s`) has passed, or every window once the driver's
+   end-of-input record is in the batch: their final totals per (window, key), summed over the
+   worker windows and workers, with the per-worker breakdown, to `<run>.aggregates` and
+   `aggregates/batch-<id>.parquet` (`AggregateSink`). An update that reaches a window already
+   written (later than the watermark allows) writes that window's keys again, corrected, and is
+   counted (`late_updates`); readers take the last total per (window, key).
+
+Exactly once across a restart: a batch's latest partials go to `partials/batch-<id>.parquet`
+after its totals and figures, so a batch whose file exists is done; a batch run again after a
+killed driver reads the same offsets, meets the same latest partials (rebuilt from the files of
+the batches before it) and writes what it wrote the first time. The batch that met the
+end-of-input record leaves `partials/batch-<id>.end` beside its file.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from bench import latency
+from bench.topology.config import TopologyConfig
+from bench.topology.sink import AggregateSink, batch_file, read_batches, write_parquet_atomic
+
+END_OF_INPUT = "end_of_input"
+"""The field of the record the driver writes to `<run>.partials` once every tuple of the input is
+in the latest partials: the aggregator then closes its last windows."""
+
+GROUP = ["wstart_ms", "worker", "key"]
+VALUES = ["count", "tuples", "first_ms", "last_ms", "ts_sum_ms"]
+
+
+def new_updates(updates: pd.DataFrame, latest: dict) -> pd.DataFrame:
+    """The rows of `updates` (PARTIAL_SCHEMA columns) whose partial has more tuples than the latest
+    partial of its (window, worker, key) in `latest` ((wstart_ms, worker, key) -> VALUES' list)."""
+    if not len(updates):
+        return updates
+    groups = updates[GROUP].drop_duplicates()
+    groups["seen"] = [latest.get(g, (0, 0))[1] for g in zip(groups["wstart_ms"], groups["worker"], groups["key"])]
+    merged = updates.merge(groups, on=GROUP, how="left")
+    return merged[merged["tuples"] > merged["seen"]].drop(columns="seen")
+
+
+def newest_per_group(fresh: pd.DataFrame) -> pd.DataFrame:
+    """Per (window, worker, key) of `fresh`, the update with the most tuples: GROUP and VALUES."""
+    return fresh.sort_values("tuples", kind="stable").drop_duplicates(GROUP, keep="last")[GROUP + VALUES]
+
+
+def latency_histograms(fresh: pd.DataFrame) -> dict[str, str]:
+    """Per worker (as a string), the encoded HDR histogram (`bench.latency`) of the processing
+    latencies of `fresh`'s newest tuples, µs (at least 1 µs, HdrHistogram's lowest value)."""
+    out = {}
+    lat = np.maximum(fresh["done_us"].to_numpy(np.int64) - fresh["event_ms"].to_numpy(np.int64) * 1000, 1)
+    workers = fresh["worker"].to_numpy()
+    for w in np.unique(workers):
+        histogram = latency.new_histogram()
+        values, counts = np.unique(lat[workers == w], return_counts=True)
+        for value, count in zip(values.tolist(), counts.tolist()):
+            histogram.record_value(min(value, latency.HIGHEST_US), count)
+        out[str(int(w))] = latency.encode(histogram)
+    return out
+
+
+class RealtimeAggregator:
+    """The aggregator query's `foreachBatch` callable (module text). `tuples` is the total of the
+    latest partials' tuples, which the driver compares with the input's to know when every tuple
+    is in; `closed_all` is set once the end-of-input record has closed the last windows."""
+
+    def __init__(self, config: TopologyConfig, observer, sink: AggregateSink):
+        self.config = config
+        self.observer = observer
+        self.sink = sink
+        self.folder = Path(config.results_dir) / "partials"
+        self.latest: dict[tuple, list] = {}
+        self.window_ms = 1000 * config.aggregator_window_s
+        self.closed: set[int] = set()
+        """The aggregator windows (start, epoch ms) whose totals are written."""
+        self.frontier_ms = 0
+        """The newest Kafka timestamp in the latest partials."""
+        self.tuples = 0
+        self.late_updates = 0
+        self.closed_all = False
+        self._rebuild()
+
+    def _rebuild(self) -> None:
+        """The latest partials and the written windows of the batches done before (a resumed run)."""
+        for path in sorted(self.folder.glob("batch-*.parquet")):
+            newest = pd.read_parquet(path)
+            self._keep(newest)
+            self.closed_all |= path.with_suffix(".end").exists()
+        written = read_batches(self.sink.folder)
+        if len(written):
+            self.closed = {int(pd.Timestamp(t).value // 1_000_000) for t in written["window_start"]}
+
+    def _keep(self, newest: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+        """Make `newest` (GROUP + VALUES) the latest partials; returns what it added to each worker's
+        weight and tuples, shape (M,) each."""
+        loads = np.zeros(self.config.worker_space, dtype=np.int64)
+        tuples = np.zeros(self.config.worker_space, dtype=np.int64)
+        for row in newest.itertuples(index=False):
+            group = (int(row.wstart_ms), int(row.worker), row.key)
+            before = self.latest.get(group, (0, 0))
+            loads[group[1]] += int(row.count) - before[0]
+            tuples[group[1]] += int(row.tuples) - before[1]
+            self.latest[group] = [int(row.count), int(row.tuples), int(row.first_ms), int(row.last_ms),
+                                  int(row.ts_sum_ms)]
+            self.frontier_ms = max(self.frontier_ms, int(row.last_ms))
+        self.tuples += int(tuples.sum())
+        return loads, tuples
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        done = batch_file(self.folder, batch_id)
+        if done.exists():
+            return  # written, with its totals and figures, before a restart
+        started_ms = int(time.time() * 1000)
+        updates = batch_df.toPandas()
+        end = END_OF_INPUT in updates and bool(updates[END_OF_INPUT].eq(True).any())
+        updates = updates[updates["wstart_ms"].notna()].astype({"wstart_ms": "int64", "worker": "int64"})
+        fresh = new_updates(updates, self.latest)
+        newest = newest_per_group(fresh)
+        touched = {int(s) - int(s) % self.window_ms for s in newest["wstart_ms"]}
+        loads, tuples = self._keep(newest)
+        late = touched & self.closed
+        self.late_updates += int(sum(len(fresh[fresh["wstart_ms"] // self.window_ms * self.window_ms == w])
+                                     for w in late))
+        watermark = self.frontier_ms - 1000 * self.config.watermark_delay_s
+        due = {w for w in {g[0] - g[0] % self.window_ms for g in self.latest} - self.closed
+               if end or w + self.window_ms <= watermark}
+        self.sink.write(self.totals(due | late), batch_id)
+        self.closed |= due
+        self.observer.on_batch(self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples))
+        if end:
+            done.with_suffix(".end").touch()
+            self.closed_all = True
+        write_parquet_atomic(newest, done)
+
+    def totals(self, windows: set[int]) -> pd.DataFrame:
+        """The final totals of the aggregator windows `windows` (starts, epoch ms), one row per
+        (window, key): AGGREGATE_COLUMNS, times as UTC timestamps without a zone, as Spark gives them."""
+        rows: dict[tuple[int, str], dict] = {}
+        for (wstart, worker_id, key), (count, tuples, first, last, ts_sum) in self.latest.items():
+            window = wstart - wstart % self.window_ms
+            if window not in windows:
+                continue
+            row = rows.setdefault((window, key), {"count": 0, "tuples": 0, "first": first, "last": last,
+                                                  "ts_sum_ms": 0, "per_worker": {}})
+            row["count"] += count
+            row["tuples"] += tuples
+            row["first"], row["last"] = min(row["first"], first), max(row["last"], last)
+            row["ts_sum_ms"] += ts_sum
+            share = row["per_worker"].setdefault(worker_id, [0, 0])
+            share[0] += count
+            share[1] += tuples
+        out = pd.DataFrame([
+            {"window_start": pd.Timestamp(window, unit="ms"), "window_end": pd.Timestamp(window + self.window_ms, unit="ms"),
+             "key": key, "count": r["count"], "tuples": r["tuples"], "first_ts": pd.Timestamp(r["first"], unit="ms"),
+             "last_ts": pd.Timestamp(r["last"], unit="ms"), "ts_sum_ms": r["ts_sum_ms"],
+             "per_worker": [{"worker": w, "count": c, "tuples": t} for w, (c, t) in sorted(r["per_worker"].items())]}
+            for (window, key), r in sorted(rows.items())])
+        return out if len(out) else pd.DataFrame(columns=["window_start", "window_end", "key", "count", "tuples",
+                                                          "first_ts", "last_ts", "ts_sum_ms", "per_worker"])
+
+    def figures(self, batch_id: int, started_ms: int, updates: pd.DataFrame, fresh: pd.DataFrame,
+                newest: pd.DataFrame, loads: np.ndarray, tuples: np.ndarray) -> dict:
+        """The observer's facts of this batch (`bench.observer.batches.batch_figures`' keys): its
+        span is when its new tuples were done (the workers' clocks), or the batch's own time."""
+        now_ms = int(time.time() * 1000)
+        done_ms = fresh["done_us"].to_numpy(np.int64) // 1000 if len(fresh) else np.array([], dtype=np.int64)
+        start, end = (int(done_ms.min()), int(done_ms.max())) if len(done_ms) else (started_ms, now_ms)
+        processed = {str(int(w)): [int(d.min()), int(d.max())]
+                     for w, d in (fresh.assign(done_ms=done_ms).groupby("worker")["done_ms"] if len(fresh) else [])}
+        return {
+            "batch_id": int(batch_id), "start_ms": start, "end_ms": end, "duration_ms": now_ms - started_ms,
+            "input_rows": int(len(updates)), "processed_rows_per_s": 0.0, "rows": int(tuples.sum()),
+            "loads": loads.tolist(), "tuples": tuples.tolist(),
+            "pairs": sorted({(k, int(w)) for k, w in zip(newest["key"], newest["worker"])}),
+            "records": 0, "malformed": 0, "split_tuples": int(tuples.sum()), "split_weight": int(loads.sum()),
+            "max_ts_ms": int(fresh["event_ms"].max()) if len(fresh) else None,
+            "state_rows": len(self.latest), "state_memory_bytes": 0, "window_state_rows": len(self.latest),
+            "dropped_by_watermark": 0, "late_updates": self.late_updates,
+            "watermark": None, "phases_ms": {}, "latency": latency_histograms(fresh) if len(fresh) else {},
+            "processed_ms": processed,
+        }
