@@ -298,9 +298,56 @@ def killed_drivers(request, stack, input_topic, stw_schedule, tmp_path_factory) 
 @pytest.fixture(autouse=True)
 def _start_the_killed_drivers_early(request) -> None:
     """The first test that uses the stack starts the session's killed drivers, if it selected any:
-    they then run beside the tests that come before theirs (a minute each, nothing timed)."""
+    they then run beside the tests that come before theirs (a minute each, nothing timed); and so the
+    session's real-time runs, if a selected test uses them."""
     if "stack" in request.fixturenames and selected_kill_cases(request.session.items):
         request.getfixturevalue("killed_drivers")
+    if "stack" in request.fixturenames and any("realtime_runs" in getattr(item, "fixturenames", ())
+                                               for item in request.session.items):
+        request.getfixturevalue("realtime_child")
+
+
+REALTIME_TIMEOUT_S = 1500.0
+"""How long the session's real-time runs may take together (beside the other tests on two cores)."""
+
+
+@pytest.fixture(scope="session")
+def realtime_child(stack, input_topic, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
+    """The child process of the session's real-time runs (tests/realtime_runs.py) and its results
+    folder; killed at the end of the session if it is still running."""
+    import json
+
+    results = tmp_path_factory.mktemp("realtime")
+    spec = results / "spec.json"
+    spec.write_text(json.dumps({"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
+                                "influx_database": stack.influx_database, "results_dir": str(results),
+                                "topic": input_topic.name, "e2e": E2E_FAST}))
+    with (results / "child.log").open("wb") as log:
+        child = subprocess.Popen([sys.executable, "-m", "tests.realtime_runs", str(spec)], cwd=REPO_ROOT,
+                                 stdout=log, stderr=subprocess.STDOUT)
+    yield child, results
+    if child.poll() is None:
+        child.kill()
+        child.wait(60)
+
+
+@pytest.fixture(scope="session")
+def realtime_runs(realtime_child) -> dict[str, dict]:
+    """name -> summary.json of the session's real-time runs (tests/realtime_runs.py: `realtime-<grouping>`,
+    `realtime-live`, `realtime-killed`), once they have all ended."""
+    import json
+
+    child, results = realtime_child
+    try:
+        child.wait(REALTIME_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        pytest.fail(f"the real-time runs took over {REALTIME_TIMEOUT_S:g} s; see {results / 'child.log'}")
+    index = json.loads((results / "index.json").read_text()) if (results / "index.json").exists() else {}
+    if "error" in index or not index:
+        log = (results / "child.log").read_text(errors="replace")[-4000:]
+        pytest.fail(f"the real-time runs failed: {index.get('error')}\n{log}")
+    return {name: json.loads((Path(folder) / "summary.json").read_text()) for name, folder in index.items()}
 
 
 @pytest.fixture

@@ -130,9 +130,11 @@ def _check_resumable(config: TopologyConfig) -> None:
                            f"a new run id")
 
 
-REALTIME_REFUSES_PYTHON = ("[STREAMING_REAL_TIME_MODE.OPERATOR_OR_SINK_NOT_IN_ALLOWLIST] ... ArrowEvalPythonExec is "
-                           "not in the operator allowlist for Real-Time Mode")
-"""Spark's refusal of a Python operator in Real-Time Mode (docs/topology.md, "Two execution modes")."""
+REALTIME_REFUSES_PYTHON = ("the Python grouping stage (transformWithStateInPandas) fails its first real-time batch "
+                           "with \"[STDS_FAILED_TO_READ_OPERATOR_METADATA] Failed to read the operator metadata for "
+                           "checkpointLocation=... and batchId=0\" (PySpark 4.3.0)")
+"""What Spark does with the Python grouping stage in Real-Time Mode (measured 2026-11-29; docs/topology.md,
+"Two execution modes")."""
 
 
 def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) -> None:
@@ -141,8 +143,8 @@ def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) ->
         given = f" with --param {config.grouping_params}" if config.grouping_params else ""
         raise RunError(f"real-time mode routes in the JVM only, and {config.grouping}{given} has no Java implementation "
                        f"(the Java groupings: {', '.join(jvm_stage.JVM_GROUPINGS)}, with the integer parameters "
-                       f"{jvm_stage.JVM_PARAMETERS}); Spark runs no Python operator in Real-Time Mode: "
-                       f"{REALTIME_REFUSES_PYTHON}. Use --mode microbatch")
+                       f"{jvm_stage.JVM_PARAMETERS}); in Real-Time Mode {REALTIME_REFUSES_PYTHON}. "
+                       "Use --mode microbatch")
     if config.rescale_protocol or options.rescale:
         raise RunError("real-time mode does not rescale yet (docs/rescaling.md); use --mode microbatch")
     if config.worker_state:
@@ -156,8 +158,9 @@ def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) ->
                        "splitter instance must read one Kafka partition, in offset order, for the routing to be "
                        "replayed exactly after a failure")
     if master.startswith("local[") and master[6:-1].isdigit() and int(master[6:-1]) < config.realtime_task_slots:
-        raise RunError(f"real-time mode needs {config.realtime_task_slots} task slots (every task of the real-time "
-                       f"query runs for its whole batch); --master {master} has {master[6:-1]}")
+        raise RunError(f"real-time mode needs {config.realtime_task_slots} task slots (the real-time query's "
+                       f"{config.realtime_query_tasks} tasks run for its whole batch, and its input audit and "
+                       f"aggregator run beside them); --master {master} has {master[6:-1]}")
 
 
 def _checked_grouping(options: RunOptions) -> str:

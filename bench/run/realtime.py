@@ -40,6 +40,7 @@ class RealtimeRun(StreamRun):
         super().__init__(*args, **kwargs)
         self.audit: dict | None = None
         self.end_sent = False
+        self.waited = False
 
     def open_session(self) -> None:
         config = self.config
@@ -47,13 +48,8 @@ class RealtimeRun(StreamRun):
             self.log(f"starting Spark ({self.options.master}) ...")
             self.spark = build_session(self.options.master, config.aggregators)
         self.slots = task_slots(self.spark)
-        needed = config.realtime_task_slots
         self.base_run["task_slots"] = self.slots
         self.write_run_json()
-        if self.slots < needed:
-            raise RunError(f"real-time mode needs {needed} task slots (every task of the real-time query runs for "
-                           f"its whole batch), the session has {self.slots} ({self.spark.sparkContext.master}): "
-                           f"use --master local[{needed}] or a cluster with as many cores")
         self.dlq = DeadLetterSink(config.run_id, config.results_dir, config.bootstrap_servers, config.dlq_topic)
 
     def start_query(self, config, once: bool = False):
@@ -63,8 +59,16 @@ class RealtimeRun(StreamRun):
                               self.options.observer_tick_s / 2)
 
     def start(self) -> None:
+        needed, config = self.config.realtime_task_slots, self.config
+        if self.slots < needed:
+            raise RunError(f"real-time mode needs {needed} task slots (the real-time query's "
+                           f"{config.realtime_query_tasks} tasks run for its whole batch, and its input audit and "
+                           f"aggregator run beside them), the session has {self.slots} "
+                           f"({self.spark.sparkContext.master}): use --master local[{needed}] or a cluster with as "
+                           "many cores")
         self.topology = self.start_query(self.config)
         self.observer.start(self.options.observer_tick_s)
+        self.wait_ready()
         state = self.input_state
         if state is not None and state.state == "mismatch":
             raise RunError(str(state.mismatch_error(self.config.bootstrap_servers)))
@@ -72,17 +76,21 @@ class RealtimeRun(StreamRun):
             self._replay(state)
 
     def wait_ready(self) -> None:
-        """Before a live replay: until every task of the real-time query runs (records sent before they
-        poll would wait for its start: planning, 40 tasks, the state stores, not a latency of the
-        records); RunError if it failed or they did not start within TASKS_TIMEOUT_S."""
+        """Until every task of the real-time query runs, before the replay or the input audit: records
+        sent before they poll would wait for its start (planning, 40 tasks, the state stores), which
+        is not a latency of the records, and no other job may take their slots before they have
+        them. RunError if the query failed or they did not start within TASKS_TIMEOUT_S."""
+        if self.waited:
+            return
         tracker = self.spark.sparkContext.statusTracker()
-        wanted = self.config.realtime_task_slots - 2
+        wanted = self.config.realtime_query_tasks
         deadline = time.monotonic() + TASKS_TIMEOUT_S
         while True:
             if self.topology.exception() is not None:
                 raise RunError(f"the real-time query failed: {self.topology.exception()}")
             stages = [tracker.getStageInfo(s) for s in tracker.getActiveStageIds()]
             if sum(s.numActiveTasks for s in stages if s is not None) >= wanted:
+                self.waited = True
                 return
             if time.monotonic() > deadline:
                 raise RunError(f"the real-time query's {wanted} tasks did not all start within {TASKS_TIMEOUT_S:g} s")

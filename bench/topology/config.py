@@ -253,12 +253,19 @@ class TopologyConfig(TopologySettings):
         return self.mode == "realtime"
 
     @property
+    def realtime_query_tasks(self) -> int:
+        """The tasks of the real-time query, all running for its whole batch (Real-Time Mode schedules
+        its stages together): the spout and splitter (one per Kafka partition, at most S), the
+        grouping stage and the worker windows (N state partitions each) and the workers (M)."""
+        return self.splitters + 2 * self.partitions + self.worker_space
+
+    @property
     def realtime_task_slots(self) -> int:
-        """The task slots a real-time run holds: one per task of each of the real-time query's four
-        stages, all running for its whole batch (Real-Time Mode schedules them together): the spout
-        and splitter (one per Kafka partition, at most S), the grouping stage and the worker windows
-        (N state partitions each) and the workers (M); plus two for the aggregator query."""
-        return self.splitters + 2 * self.partitions + self.worker_space + 2
+        """The task slots a real-time run needs: the real-time query's tasks, which must all find a
+        free slot at each batch's start ("[CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT] Cannot run the
+        pipelined stage group" otherwise), plus the other jobs that may run then: the input audit's
+        (a task per partition read, at most S) and the aggregator query's (one)."""
+        return self.realtime_query_tasks + self.splitters + 2
 
     @property
     def query_checkpoint(self) -> Path:

@@ -56,6 +56,15 @@ def test_simulate_from_topic_equals_the_streaming_run(stream_runs, simulation, g
 
 
 @pytest.mark.parametrize("grouping", GROUPINGS)
+def test_simulate_from_topic_equals_the_real_time_run(realtime_runs, simulation, grouping):
+    simulated = json.loads((simulation(grouping) / "summary.json").read_text())["exact"]
+    real = realtime_runs[f"realtime-{grouping}"]["exact"]
+    assert (simulated["worker_loads"], simulated["worker_tuples"]) == (real["worker_loads"], real["worker_tuples"])
+    assert (simulated["pairs"], simulated["keys"], simulated["dist_cost"]) == (real["pairs"], real["keys"],
+                                                                              real["dist_cost"])
+
+
+@pytest.mark.parametrize("grouping", GROUPINGS)
 def test_the_workers_state_equals_simulate_from_topic(input_topic, stream_runs, simulation, grouping):
     """state.parquet of the streaming run (read from Spark's state store) is the simulator's, row for
     row: one row per key at its owner for KEY, KEY_GROUP and VNODE, one per (key, worker) otherwise."""

@@ -1,0 +1,107 @@
+"""The real-time runs of a test session, in a child process with a Spark of its own.
+
+Real-Time Mode holds a task slot for every task of its query for the whole real-time batch (18 with
+the e2e options, `TopologyConfig.realtime_task_slots`), where the session's shared Spark has two
+(tests/conftest.py `spark`). So one child process (`python -m tests.realtime_runs SPEC`) starts a
+`local[18]` session and runs, one after the other:
+
+- every grouping in real-time mode over the session's shared input topic (its recorded 2,000
+  records and 5 malformed ones), `realtime-<grouping>`;
+- a live run that replays its own topic (2,000 records at 500 records/s, 1 ms of cost), `realtime-live`;
+- a paced run in a `bench run` grandchild (its own Spark), SIGKILLed once its aggregator has
+  written two batches, then resumed here with the same run id, `realtime-killed`.
+
+It starts when the first test that uses the stack sets up (tests/conftest.py `realtime_runs`) and
+runs beside the other tests; nothing in it is timed. SPEC is a JSON file: `bootstrap`, `influx_url`,
+`influx_database`, `results_dir`, `topic`, `e2e` (`E2E_FAST`); the child writes `<results_dir>/index.json`,
+name -> summary.json's path, once every run has ended, and `error` there if one could not run.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+import traceback
+from pathlib import Path
+
+KILL_AFTER_BATCHES = 2
+"""The killed run's driver is SIGKILLed once its aggregator has written this many batches."""
+LIVE = dict(limit=2000, rate=500.0, cost_ms=1.0, latency_warmup_s=0.0)
+
+
+def options(spec: dict, grouping: str, run_id: str, **extra):
+    from bench.run.options import RunOptions
+
+    return RunOptions(grouping=grouping, dataset="NYC_FLIGHTS", mode="realtime", run_id=run_id,
+                      bootstrap_servers=spec["bootstrap"], influx_url=spec["influx_url"],
+                      influx_database=spec["influx_database"], results_dir=Path(spec["results_dir"]),
+                      **{**spec["e2e"], **extra})
+
+
+def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
+    """A paced DYNAMIC_KEY run (3,000 records at 300 records/s) in a `bench run` child, SIGKILLed
+    after KILL_AFTER_BATCHES aggregator batches, then resumed in `spark` with the same run id."""
+    from bench.run.preflight import prepare
+    from bench.run.stream import run_stream
+
+    e2e, results = spec["e2e"], Path(spec["results_dir"])
+    command = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
+               "--mode", "realtime", "--run-id", run_id, "--limit", "3000", "--rate", "300",
+               "--bootstrap-servers", spec["bootstrap"], "--no-influx", "--results-dir", str(results),
+               "--no-progress", "--timeout-s", "600",
+               *[arg for name in ("workers", "splitters", "aggregators", "cost_ms", "worker_window_s",
+                                  "aggregator_window_s", "watermark_delay_s", "observer_tick_s")
+                 for arg in (f"--{name.replace('_', '-')}", str(e2e[name]))]]
+    partials = results / run_id / "partials"
+    with (results / f"{run_id}.log").open("wb") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 600
+    while len(list(partials.glob("batch-*.parquet"))) < KILL_AFTER_BATCHES:
+        if child.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the run to kill ended or stalled before {KILL_AFTER_BATCHES} aggregator batches "
+                               f"(exit {child.returncode}); see {results / f'{run_id}.log'}")
+        time.sleep(0.2)
+    os.killpg(child.pid, signal.SIGKILL)  # the driver and its Spark JVM, as a machine failure would
+    child.wait(30)
+    killed = {"killed_after_batches": len(list(partials.glob("batch-*.parquet")))}
+    summary = run_stream(prepare(options(spec, "DYNAMIC_KEY", run_id, limit=3000, rate=300.0, own_topic=True,
+                                         no_influx=True)), spark=spark, log=lambda *_: None)
+    return {**summary, **killed}
+
+
+def main(spec_path: str) -> int:
+    from bench.run.preflight import prepare
+    from bench.run.stream import run_stream
+    from bench.topology.session import build_session
+    from groupings import GROUPINGS
+
+    spec = json.loads(Path(spec_path).read_text())
+    results = Path(spec["results_dir"])
+    index: dict = {}
+    stamp = int(time.time())
+    try:
+        recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False))
+                    for g in GROUPINGS]
+        spark = build_session(recorded[0].options.master, spec["e2e"]["aggregators"])
+        for prepared in recorded:
+            summary = run_stream(prepared, spark=spark, log=lambda *_: None)
+            index[f"realtime-{prepared.config.grouping}"] = summary["results"]
+        live = run_stream(prepare(options(spec, "DYNAMIC_KEY", f"rt-live-{stamp}", own_topic=True, **LIVE)),
+                          spark=spark, log=lambda *_: None)
+        index["realtime-live"] = live["results"]
+        killed = killed_then_resumed(spec, spark, f"rt-killed-{stamp}")
+        (Path(killed["results"]) / "killed.json").write_text(json.dumps({"killed_after_batches":
+                                                                          killed["killed_after_batches"]}))
+        index["realtime-killed"] = killed["results"]
+    except Exception:  # reported to the tests through the index
+        index["error"] = traceback.format_exc()
+    (results / "index.json").write_text(json.dumps(index, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

@@ -1,0 +1,113 @@
+"""Real-time mode end to end against the real stack and Spark's Real-Time Mode: every grouping over the
+session's shared topic, a live run's latency and live figures, a driver SIGKILLed mid-run and
+resumed with its run id (the runs: tests/realtime_runs.py, a child process with its own Spark), and
+what a real-time run refuses before Spark starts."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.__main__ import main as bench_main
+from bench.run.options import RunOptions
+from bench.run.preflight import RunError, prepare
+from bench.topology.sink import read_aggregates
+from datasets import get_dataset
+from groupings import GROUPINGS
+from tests.conftest import E2E_FAST, E2E_MALFORMED
+from tests.topology.test_e2e import influx_count, totals_by_key
+
+pytestmark = [pytest.mark.integration]
+
+
+@pytest.mark.parametrize("grouping", GROUPINGS)
+def test_every_grouping_runs_in_real_time_with_exact_totals(stack, realtime_runs, input_topic, grouping):
+    summary = realtime_runs[f"realtime-{grouping}"]
+    run_id = Path(summary["results"]).name
+    assert summary["status"] == "completed", summary["error"]
+    assert summary["execution_mode"] == "realtime" and summary["data_plane"] == "jvm"
+    assert all(v is not False for v in summary["checks"].values()), summary["checks"]
+    # Every valid tuple is in <run>.aggregates once (last value per window|key), though the real-time
+    # query's Kafka sink writes at least once.
+    aggregates = read_aggregates(stack.bootstrap_servers, f"{run_id}.aggregates")
+    assert totals_by_key(aggregates) == input_topic.weights
+    assert summary["exact"]["total_count"] == input_topic.total == summary["reference"]["total_count"]
+    # The input audit counted the records and wrote the malformed ones as dead letters.
+    assert (summary["records"], summary["malformed"], summary["dead_letters"]) == \
+        (2000 + len(E2E_MALFORMED), len(E2E_MALFORMED), len(E2E_MALFORMED))
+    assert summary["realtime"]["audit"]["weight"] == input_topic.total
+    assert len(read_aggregates(stack.bootstrap_servers, f"{run_id}.dlq")) == len(E2E_MALFORMED)
+    assert influx_count(stack, run_id) >= 1
+
+
+def test_the_real_time_and_micro_batch_runs_route_alike(realtime_runs, stream_runs):
+    for grouping in GROUPINGS:
+        realtime, micro = realtime_runs[f"realtime-{grouping}"]["exact"], stream_runs[grouping]["exact"]
+        assert (realtime["worker_loads"], realtime["pairs"]) == (micro["worker_loads"], micro["pairs"]), grouping
+
+
+def test_a_live_real_time_run_reports_each_tuples_latency_while_it_runs(stack, realtime_runs):
+    live = realtime_runs["realtime-live"]
+    assert live["status"] == "completed", live["error"]
+    assert live["input"]["mode"] == "live" and live["execution_mode"] == "realtime"
+    latency = live["latency"]
+    # Each tuple's latency is counted once, from the first partial update that carries it.
+    assert latency["latency_tuples"] == live["exact"]["total_count"] == 2000
+    assert 0 < latency["latency_p50_ms"] <= latency["latency_p99_ms"] <= latency["latency_p999_ms"] \
+        <= latency["latency_max_ms"]
+    assert latency["latency_p99_ms"] < live["window_latency"]["window_latency_p99_ms"]
+    # The figures reached the run record and InfluxDB while the input was still coming in.
+    ticks = pd.read_parquet(Path(live["results"]) / "metrics.parquet")
+    during = ticks[(ticks["total_count"] > 0) & (ticks["total_count"] < 2000)]
+    assert len(during) >= 1 and during["latency_p99_ms"].notna().all(), ticks[["tick", "total_count"]]
+    assert influx_count(stack, Path(live["results"]).name) == ticks["std_dev"].notna().sum() >= 2
+
+
+def test_a_killed_real_time_driver_resumes_with_exact_totals(stack, realtime_runs, tmp_path):
+    summary = realtime_runs["realtime-killed"]
+    results = Path(summary["results"])
+    assert json.loads((results / "killed.json").read_text())["killed_after_batches"] >= 2
+    assert summary["status"] == "completed" and summary["resumed"], summary["error"]
+    assert len(summary["attempts"]) == 2
+    assert all(v is not False for v in summary["checks"].values()), summary["checks"]
+    dataset = get_dataset("NYC_FLIGHTS")
+    stats = dataset.key_stats(3000)
+    aggregates = read_aggregates(stack.bootstrap_servers, f"{results.name}.aggregates")
+    assert totals_by_key(aggregates) == dict(stats.weights)
+    assert summary["exact"]["total_count"] == stats.weight
+    # Routed as the simulator routes the same topic: the restarted real-time batch routed its tuples
+    # again exactly as the killed one had.
+    topic = json.loads((results / "run.json").read_text())["config"]["topics"]["input"]
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr("bench.results.record.RESULTS_DIR", tmp_path)
+        assert bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", stack.bootstrap_servers,
+                           "--dataset", "NYC_FLIGHTS", "--grouping", "DYNAMIC_KEY", "--workers",
+                           str(E2E_FAST["workers"]), "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim",
+                           "--no-progress"]) == 0
+    simulated = json.loads((tmp_path / "sim" / "summary.json").read_text())["exact"]
+    assert simulated["worker_loads"] == summary["exact"]["worker_loads"]
+
+
+def refusal(stack, tmp_path, **settings) -> str:
+    options = RunOptions(grouping=settings.pop("grouping", "DYNAMIC_KEY"), dataset="NYC_FLIGHTS", mode="realtime",
+                         run_id=f"rt-refused-{time.time_ns()}", bootstrap_servers=stack.bootstrap_servers,
+                         results_dir=tmp_path, no_influx=True, limit=100, **settings)
+    with pytest.raises(RunError) as refused:
+        prepare(options, ensure_stack=False)
+    return str(refused.value)
+
+
+def test_what_real_time_mode_cannot_run_exactly_is_refused_before_spark_starts(stack, tmp_path):
+    python_only = refusal(stack, tmp_path, grouping="D_CHOICES", grouping_params={"t": 2})
+    assert "JVM only" in python_only and "DYNAMIC_KEY" in python_only and "STDS_FAILED_TO_READ_OPERATOR_METADATA" \
+        in python_only and "--mode microbatch" in python_only
+    assert "P <= S" in refusal(stack, tmp_path, partitions=20, splitters=10)
+    assert "--grouping-clock kafka" in refusal(stack, tmp_path, grouping_clock="processing")
+    assert "task slots" in refusal(stack, tmp_path, master="local[10]")
+    assert "does not rescale" in refusal(stack, tmp_path, grouping="VNODE", rescale="30s:12",
+                                         protocol="SHARED_STATE")
+    assert "worker state" in refusal(stack, tmp_path, worker_state=True)
