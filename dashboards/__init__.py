@@ -8,8 +8,9 @@ InfluxDB 1.8, 2.x (v1 compatibility API) and 3.x share:
 - `worker_load`, one point per worker per tick; the same tags plus `worker`; fields load, share_pct.
 - `capacity_step`, one point per step of `make capacity` (`bench.capacity.step_point`); tags run_id
   (the step's run; a Storm step's topic), grouping, dataset, cost_ms, repetition, experiment_id,
-  system (harness or storm; none on points written before 2026-11-28); fields rate, p50_ms,
-  p99_ms, lag_slope, lag_growth, max_lag, hottest_share, held (bool), why.
+  system (microbatch, realtime or storm[-b<N>]; harness on points written before 2026-11-29, none
+  before 2026-11-28); fields rate, p50_ms, p99_ms, lag_slope, lag_growth, max_lag, hottest_share,
+  held (bool), why.
 - `rescale`, one point per rescale event (`bench.observer.influx_schema.rescale_point`), of
   `bench simulate --rescale` (at the event's start on the tuples' clock; tag mode=simulate) and of
   `bench run --rescale` (at the query's stop, wall clock); tags run_id, grouping, dataset (workers

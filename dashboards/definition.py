@@ -85,7 +85,7 @@ def capacity_gauge() -> bargauge.Panel:
     return (bargauge.Panel().title("Capacity: highest input rate held (records/s)")
             .description("`make capacity` steps the input rate (open loop); a step holds if its processing p99 and "
                          "its consumer-lag growth stay under the thresholds (bench/capacity/decision.py). The highest rate any "
-                         "repetition held, per system (the harness, or the Storm peer of `make capacity PEERS=storm`), grouping and "
+                         "repetition held, per system (the harness in micro-batch or real-time mode, or the Storm peer of `make capacity PEERS=storm`), grouping and "
                          "cost; the median over repetitions, with its spread, is in "
                          "results/capacity/<stamp>/capacity.txt.").datasource(DATASOURCE)
             .targets([influxql(f'SELECT max("rate") AS "held_rate" FROM "{CAPACITY_STEP}" WHERE $timeFilter AND '

@@ -7,21 +7,26 @@ size (`bench.run.floor`), so that the harness's batches can be read against what
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
+import resource
 import statistics
+import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, default_rates, hot_worker_bound,
+from bench.capacity.decision import (BOUNDS_MS, CAPACITY_STEP, TOO_FEW_LAG_SAMPLES, Thresholds, capacity_of,
+                                     capacity_under, default_rates, holds_under, hot_worker_bound,
                                      ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds)
-from bench.capacity.storm import run_storm_step, storm_system
+from bench.capacity.storm import run_storm_step, storm_batch, storm_system
 from bench.observer.influx import one_line, write_points
 from bench.run.floor import measure_floor
 from bench.run.stream import run_stream
 from bench.run.options import RunOptions
 from bench.run.preflight import Prepared, default_master, prepare
+from bench.topology.config import MODES, TopologyConfig
 from bench.topology.session import build_session
 
 
@@ -52,14 +57,39 @@ class CapacityOptions:
     """The Storm peer's `topology.producer.batch.size` values: each gets its own ladder after the
     harness's, under its own system name (`storm`, `storm-b<N>`); the table marks the best per
     grouping and cost (`summarize`). Storm's default, 1, is its guide's setting for latency."""
+    modes: tuple[str, ...] = MODES
+    """The harness's execution modes laddered, each a system of its own (`microbatch`, `realtime`)."""
+    bounds_ms: tuple[float, ...] = BOUNDS_MS
+    """The p99 bounds the capacities are given under, a table each; the ladders climb under the
+    loosest (`thresholds.max_p99_ms`)."""
+    realtime_batch_s: int = 300
+    """The real-time mode's batch (`bench run --realtime-batch-s`): longer than a step, so that no
+    batch boundary falls inside one."""
 
     def rates_for(self, cost_ms: float) -> list[float]:
         return list(self.rates) if self.rates else default_rates(cost_ms, self.workers)
 
+    def systems(self) -> list[str]:
+        """The systems laddered, in the first repetition's order: the harness's modes, then the
+        Storm peer's batch sizes."""
+        return [*self.modes, *(storm_system(b) for b in (self.storm_batches if "storm" in self.peers else ()))]
+
     def harness_setting(self) -> str:
-        """The harness's settings a capacity depends on, for the output: trigger and A."""
+        """The harness's settings a capacity depends on, for the output: trigger, A, real-time batch."""
         trigger = "back to back" if self.trigger_s == 0 else f"every {self.trigger_s:g} s"
-        return f"micro-batches {trigger}, A = {self.aggregators} aggregator (state) partitions"
+        parts = [f"A = {self.aggregators} aggregator (state) partitions"]
+        if "microbatch" in self.modes:
+            parts.insert(0, f"micro-batches {trigger}")
+        if "realtime" in self.modes:
+            parts.append(f"real-time batches of {self.realtime_batch_s} s")
+        return ", ".join(parts)
+
+
+def rotated(systems: list[str], rep: int) -> list[str]:
+    """The systems in repetition `rep`'s order: the first repetition's, rotated by `rep`, so that each
+    system runs first, in the middle and last as often as the repetitions allow."""
+    k = rep % len(systems) if systems else 0
+    return systems[k:] + systems[:k]
 
 
 def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresholds) -> dict:
@@ -71,6 +101,10 @@ def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresh
     replay = (run.get("dataset") or {}).get("replay") or {}
     batches = [json.loads(line) for line in (run_dir / "observer" / "progress.jsonl").read_text().splitlines()
                if line.strip()]
+    if summary.get("execution_mode") == "realtime":
+        # A real-time batch's figures count the tuples the workers were done with (its span is when),
+        # not records read: COUNTRY records are one tuple each.
+        batches = [{**b, "records": b.get("rows") or 0} for b in batches]
     t, lag = lag_series(batches, int(replay.get("first_timestamp_ms") or 0), rate,
                         int(replay.get("records") or 0), warmup_s)
     slope = lag_slope(t, lag)
@@ -91,11 +125,12 @@ def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresh
 
 
 def step_point(step: dict, grouping: str, cost_ms: float, rep: int, dataset: str,
-               experiment_id: str, system: str = "harness") -> tuple[str, dict, dict, int]:
+               experiment_id: str, system: str = "microbatch") -> tuple[str, dict, dict, int]:
     """`(measurement, tags, fields, time_ms)` of one step (a `measure_step` dict) for InfluxDB.
 
     Tags: run_id (the step's run, whose observer points carry the same tag; a Storm step's topic),
-    grouping, dataset, cost_ms, repetition (1-based), experiment_id, system (harness or storm).
+    grouping, dataset, cost_ms, repetition (1-based), experiment_id, system (microbatch, realtime,
+    storm or storm-b<N>; harness on points written before 2026-11-29).
     Fields, typed the same whatever the values (InfluxDB refuses a type change): rate, p50_ms,
     p99_ms (ms), lag_slope (records/s), lag_growth (lag slope
     over the rate, the figure `max_lag_growth` bounds), max_lag (records), hottest_share (0-1),
@@ -127,39 +162,78 @@ def climb(rates: list[float], step_at) -> list[dict]:
     return steps
 
 
-def step_options(options: CapacityOptions, grouping: str, cost_ms: float, rate: float, tag: str) -> RunOptions:
-    """The run of one harness step: `options.step_s` seconds of input at `rate` into a topic of its
-    own, run id `<experiment>-<grouping>-c<cost>-r<rate>-<tag>`, short windows (5 s worker, 10 s
-    aggregator, 2 s watermark delay) so that a 20 s step closes them, and the harness's trigger
-    and aggregator partitions of `options`."""
-    run_id = f"{options.experiment_id}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-{tag}".replace(".", "_")
+def step_options(options: CapacityOptions, grouping: str, cost_ms: float, rate: float, tag: str,
+                 mode: str = "microbatch", step_s: float | None = None) -> RunOptions:
+    """The run of one harness step in execution mode `mode`: `step_s` (default `options.step_s`)
+    seconds of input at `rate` into a topic of its own, run id
+    `<experiment>-<mode>-<grouping>-c<cost>-r<rate>-<tag>`, short windows (5 s worker, 10 s
+    aggregator, 2 s watermark delay) so that a 20 s step closes them, and the harness's trigger,
+    aggregator partitions and real-time batch of `options`."""
+    run_id = f"{options.experiment_id}-{mode}-{grouping.lower()}-c{cost_ms:g}-r{rate:g}-{tag}".replace(".", "_")
     return RunOptions(
         grouping=grouping, dataset=options.dataset, workers=options.workers, cost_ms=cost_ms, rate=rate,
-        limit=max(1, int(rate * options.step_s)), run_id=run_id, own_topic=True,
+        limit=max(1, int(rate * (step_s or options.step_s))), run_id=run_id, own_topic=True,
         experiment_id=options.experiment_id, worker_window_s=5, aggregator_window_s=10, watermark_delay_s=2,
-        trigger_s=options.trigger_s, aggregators=options.aggregators,
+        trigger_s=options.trigger_s, aggregators=options.aggregators, mode=mode,
+        realtime_batch_s=options.realtime_batch_s, master=session_master(options),
         observer_tick_s=5.0, latency_warmup_s=options.warmup_s, results_dir=options.results_dir,
         progress=False, no_influx=False)
 
 
+def session_master(options: CapacityOptions) -> str:
+    """The capacity session's master, `local[N]`: a task slot per worker in micro-batch mode, and in
+    real-time mode one for every task of the real-time query beside those of its audit and
+    aggregator (`TopologyConfig.realtime_task_slots`)."""
+    slots = int(default_master(options.workers, 10, options.aggregators)[6:-1])
+    if "realtime" in options.modes:
+        probe = TopologyConfig(grouping="KEY", dataset=options.dataset, workers=options.workers,
+                               aggregators=options.aggregators, run_id="capacity", topic="-", bootstrap_servers="-",
+                               checkpoint_dir=Path("."), results_dir=Path("."))
+        slots = max(slots, probe.realtime_task_slots)
+    return f"local[{slots}]"
+
+
+EXTENSIONS = (2, 4)
+"""How much longer a step's input is made, in turn, when it kept fewer than 3 lag samples after its
+warm-up (a micro-batch's batches grow with the rate): the step is run again with twice, then four
+times its input, and does not hold if it still has no lag trend."""
+
+
+def driver_cpu_seconds() -> float:
+    """CPU time of this Python process so far, every thread, s (`resource.getrusage`)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
 def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: float, tag: str, spark,
-             log=print) -> tuple[dict, Prepared]:
-    """One paced live run of `grouping` at `rate` (`options.step_s` seconds of input, its own topic,
-    run id `<experiment>-<grouping>-c<cost>-r<rate>-<tag>`), measured and decided (`measure_step`),
-    with the Spark JVM's CPU per record and Spark's floor (`spark_floor_ms`: the empty query's median
-    batch cycle at the step's median batch size, `bench.run.floor`, measured after the run, so
-    neither its CPU nor its figures include it; None, with a warning, when it could not be
-    measured); and the prepared run (its stack). Recorded nowhere but in the run's own folder
-    (summary.json's `spark_floor`)."""
-    run_options = step_options(options, grouping, cost_ms, rate, tag)
-    prepared = prepare(run_options, log=log)
-    cpu_s = jvm_cpu_seconds(spark)
-    run_stream(prepared, spark=spark, log=lambda *_: None)
-    step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
-    after = jvm_cpu_seconds(spark)
-    step["cpu_us_per_record"] = None if None in (cpu_s, after) else 1e6 * (after - cpu_s) / run_options.limit
-    step["spark_floor_ms"] = step_floor(spark, prepared, log)
-    step["system"] = "harness"
+             log=print, mode: str = "microbatch") -> tuple[dict, Prepared]:
+    """One paced live run of `grouping` at `rate` in execution mode `mode` (`options.step_s`
+    seconds of input, its own topic, `step_options`), measured and decided (`measure_step`); run
+    again with a longer input (EXTENSIONS) while it keeps no lag trend. With the CPU per record of
+    the Spark JVM and of this Python driver less its main thread, which runs the producer's replay
+    (`jvm_cpu_us_per_record`, `driver_cpu_us_per_record`, their sum `cpu_us_per_record`); in
+    micro-batch mode, Spark's floor (`spark_floor_ms`: the empty query's median batch cycle at the
+    step's median batch size, `bench.run.floor`, measured after the run, so neither its CPU nor its
+    figures include it; None, with a warning, when it could not be measured); and the prepared run
+    (its stack). Recorded nowhere but in the run's own folder (summary.json's `spark_floor`)."""
+    factors = (1, *EXTENSIONS)
+    for i, factor in enumerate(factors):
+        run_options = step_options(options, grouping, cost_ms, rate, tag if factor == 1 else f"{tag}-x{factor}",
+                                   mode, options.step_s * factor)
+        prepared = prepare(run_options, log=log)
+        jvm, driver, main_thread = jvm_cpu_seconds(spark), driver_cpu_seconds(), time.thread_time()
+        run_stream(prepared, spark=spark, log=lambda *_: None)
+        step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
+        driver = driver_cpu_seconds() - driver - (time.thread_time() - main_thread)
+        jvm = None if jvm is None or (after := jvm_cpu_seconds(spark)) is None else after - jvm
+        step.update(system=mode, step_s=options.step_s * factor,
+                    jvm_cpu_us_per_record=None if jvm is None else 1e6 * jvm / run_options.limit,
+                    driver_cpu_us_per_record=1e6 * driver / run_options.limit,
+                    cpu_us_per_record=None if jvm is None else 1e6 * (jvm + driver) / run_options.limit)
+        if step["why"] != TOO_FEW_LAG_SAMPLES or i == len(factors) - 1:
+            break
+        log(f"  {TOO_FEW_LAG_SAMPLES}: the step again with {factors[i + 1]} times its input")
+    step["spark_floor_ms"] = step_floor(spark, prepared, log) if mode == "microbatch" else None
     return step, prepared
 
 
@@ -176,31 +250,35 @@ def step_floor(spark, prepared: Prepared, log=print) -> float | None:
     return (summary.get("spark_floor") or {}).get("cycle_p50_ms")
 
 
-def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print) -> list[dict]:
-    """One repetition of one grouping at one cost: each rate in turn until a step does not hold."""
+def run_ladder(options: CapacityOptions, grouping: str, cost_ms: float, rep: int, spark, log=print,
+               mode: str = "microbatch") -> list[dict]:
+    """One repetition of one grouping at one cost in execution mode `mode`: each rate in turn until
+    a step does not hold."""
     def step_at(rate: float) -> dict:
-        log(f"capacity: {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
-        step, prepared = run_step(options, grouping, cost_ms, rate, f"k{rep}", spark, log)
+        log(f"capacity: {mode} {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}) ...")
+        step, prepared = run_step(options, grouping, cost_ms, rate, f"k{rep}", spark, log, mode)
         _record_step(step, prepared, grouping, cost_ms, rep, options, log)
         return step
 
     return climb(options.rates_for(cost_ms), step_at)
 
 
-def warm_up_step(options: CapacityOptions, grouping: str, cost_ms: float, spark, log=print) -> dict:
-    """The ladder's first step run once before the grouping's first repetition at this cost, and not
-    counted: the session's JIT warms up on the very query, rates and cost the ladder runs.
+def warm_up_step(options: CapacityOptions, grouping: str, cost_ms: float, spark, log=print,
+                 mode: str = "microbatch") -> dict:
+    """The ladder's first step run once in execution mode `mode` before the grouping's first
+    repetition at this cost, and not counted: the session's JIT warms up on the very query, rates
+    and cost the ladder runs.
 
     Why: with the session warmed up only by an unpaced run of 50,000 records, the first measured
     step of a ladder was its slowest: 5.8 s for its first batch with data and 2.8-3.5 s for the
     others at 8,000 rec/s, where the same step of a later repetition ran 1-2 s batches; SHUFFLE's
     and PARTIAL_KEY's first repetitions failed 8,000 rec/s on p99 (8,733 and 5,349 ms against a
     5 s bound) in ladders whose other repetitions held 64,000 and 128,000 (2026-11-28). A Storm
-    step starts a fresh JVM every time and leaves out its first `warmup_s` of tuples, so it gets
-    no such step."""
+    step starts a fresh JVM every time, so it gets its warm-up step in that JVM, before the step's
+    own records (`bench.capacity.storm.run_storm_step`)."""
     rate = options.rates_for(cost_ms)[0]
-    log(f"capacity: {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (warm-up step, not counted) ...")
-    step, _ = run_step(options, grouping, cost_ms, rate, "warmup", spark, log)
+    log(f"capacity: {mode} {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (warm-up step, not counted) ...")
+    step, _ = run_step(options, grouping, cost_ms, rate, "warmup", spark, log, mode)
     p99 = step["p99_ms"]
     log(f"  -> {step['why']} (p99 {'-' if p99 is None else f'{p99:,.0f}'} ms; not counted)")
     return {"grouping": grouping, "cost_ms": cost_ms, **step}
@@ -218,7 +296,8 @@ def run_storm_ladder(options: CapacityOptions, grouping: str, cost_ms: float, re
         batch = "" if producer_batch == 1 else f", producer batch {producer_batch}"
         log(f"capacity: Storm peer {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}{batch}) ...")
         step = run_storm_step(services.config.bootstrap_servers, options.dataset, grouping, cost_ms, rate,
-                              options.step_s, options.warmup_s, options.thresholds, topic, producer_batch)
+                              options.step_s, options.warmup_s, options.thresholds, topic, producer_batch,
+                              warm_up_rate=options.rates_for(cost_ms)[0])
         _record_step(step, services, grouping, cost_ms, rep, options, log)
         return step
 
@@ -254,8 +333,12 @@ def jvm_cpu_seconds(spark) -> float | None:
 
 
 def run_capacity(options: CapacityOptions, log=print) -> dict:
-    """Every ladder; returns the capacity record (also written by the CLI)."""
-    spark = build_session(default_master(options.workers, 10, 10), 10)
+    """Every ladder; returns the capacity record (also written by the CLI).
+
+    Per cost and grouping: an uncounted warm-up step of each harness mode (`warm_up_step`; a Storm
+    step has its own, `run_storm_step`), then the repetitions, each running every system's ladder in
+    the order `rotated` gives it, so that no system always runs first or last."""
+    spark = build_session(session_master(options), options.aggregators)
     ladders, warm_ups = [], []
     try:
         services = None  # the broker and InfluxDB of the Storm peer's steps (a harness step prepares its own)
@@ -265,63 +348,82 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
                                           run_id=f"{options.experiment_id}-services"), log=log)
         for cost_ms in options.costs_ms:
             for grouping in options.groupings:
-                warm_ups.append(warm_up_step(options, grouping, cost_ms, spark, log))
+                for mode in options.modes:
+                    warm_ups.append(warm_up_step(options, grouping, cost_ms, spark, log, mode))
                 for rep in range(options.repeat):
-                    steps = run_ladder(options, grouping, cost_ms, rep, spark, log)
-                    ladders.append(ladder_record("harness", grouping, cost_ms, rep, steps))
-                    for batch in options.storm_batches if "storm" in options.peers else ():
-                        steps = run_storm_ladder(options, grouping, cost_ms, rep, services, log, batch)
-                        ladders.append(ladder_record(storm_system(batch), grouping, cost_ms, rep, steps))
+                    for system in rotated(options.systems(), rep):
+                        if system in MODES:
+                            steps = run_ladder(options, grouping, cost_ms, rep, spark, log, system)
+                        else:
+                            steps = run_storm_ladder(options, grouping, cost_ms, rep, services, log,
+                                                     storm_batch(system))
+                        ladders.append(ladder_record(system, grouping, cost_ms, rep, steps))
     finally:
         spark.stop()
     return {"options": {**asdict(options), "results_dir": str(options.results_dir)},
-            "warm_up_steps": warm_ups, "ladders": ladders, "capacity": summarize(ladders)}
+            "warm_up_steps": warm_ups, "ladders": ladders, "capacity": summarize(ladders, options.bounds_ms)}
 
 
 def ladder_record(system: str, grouping: str, cost_ms: float, rep: int, steps: list[dict]) -> dict:
-    """One ladder of capacity.json: the system that ran it (harness or storm), its steps and capacity."""
+    """One ladder of capacity.json: the system that ran it (`microbatch`, `realtime`, `storm`,
+    `storm-b<N>`), its steps and capacity under its climbing bound."""
     return {"system": system, "grouping": grouping, "cost_ms": cost_ms, "rep": rep, "steps": steps,
             "capacity": capacity_of(steps), "saturated": ladder_saturated(steps)}
 
 
-def _at_capacity(ladders: list[dict], figure: str) -> float | None:
+def system_of(ladder: dict) -> str:
+    """A ladder's system; a record from before the real-time mode calls the micro-batch topology
+    `harness`, and one from before the Storm peer names none."""
+    system = ladder.get("system", "harness")
+    return "microbatch" if system == "harness" else system
+
+
+def _at_capacity(ladders: list[dict], figure: str, bound_ms: float | None = None) -> float | None:
     """Median over the ladders of `figure` (a step's key, e.g. `cpu_us_per_record`) at each one's
-    last step that held; None when no such step has it."""
+    last step that held (under `bound_ms`, or its climbing bound); None when no such step has it."""
     values = []
     for lad in ladders:
-        held = [s for s in lad["steps"] if s["holds"]]
+        held = list(itertools.takewhile(lambda s: s["holds"] if bound_ms is None else holds_under(s, bound_ms),
+                                        lad["steps"]))
         if held and held[-1].get(figure) is not None:
             values.append(held[-1][figure])
     return statistics.median(values) if values else None
 
 
-def summarize(ladders: list[dict]) -> list[dict]:
+def summarize(ladders: list[dict], bounds_ms: tuple[float, ...] = ()) -> list[dict]:
     """One row per (system, grouping, cost): median capacity over repetitions, spread
     (`median_and_spread`, with the ladders on which every step held marked as lower bounds), the
     hot-worker bound, and the engine's CPU per record at capacity (`cpu_us_per_record`: the Spark
-    JVM's or the Storm peer JVM's CPU over the step, µs per record; the producer and the harness's
-    Python driver not counted); for the harness, its median batch and Spark's floor at capacity
-    (`batch_p50_ms`, `spark_floor_ms`, ms; None for Storm and for records from before them). A
-    ladder without a system (a record from before the Storm peer) is the harness's. Where the Storm
-    peer laddered more than one producer batch size for a grouping and cost, the row with the
-    highest median capacity (a lower bound over an exact value at the same rate; on a tie, the
-    first in the table's order) has `best_storm` True: the one a comparison keeps."""
+    JVM's and the harness's Python driver's, less its replay, or the Storm peer JVM's CPU over the
+    step, µs per record; the producer not counted); for the micro-batch harness, its median batch
+    and Spark's floor at capacity (`batch_p50_ms`, `spark_floor_ms`, ms). Under `bounds`, the same
+    figures per p99 bound (ms, as text) from the same steps (`capacity_under`). Where the Storm peer
+    laddered more than one producer batch size for a grouping and cost, the row with the highest
+    median capacity (a lower bound over an exact value at the same rate; on a tie, the first in the
+    table's order) has `best_storm` True: the one a comparison keeps."""
     rows = []
-    keys = sorted({(lad.get("system", "harness"), lad["grouping"], lad["cost_ms"]) for lad in ladders},
+    keys = sorted({(system_of(lad), lad["grouping"], lad["cost_ms"]) for lad in ladders},
                   key=lambda k: (k[2], k[1], k[0]))
     for system, grouping, cost in keys:
-        mine = [lad for lad in ladders
-                if lad.get("system", "harness") == system and lad["grouping"] == grouping and lad["cost_ms"] == cost]
+        mine = [lad for lad in ladders if (system_of(lad), lad["grouping"], lad["cost_ms"]) == (system, grouping, cost)]
         shares = [s["hottest_share"] for lad in mine for s in lad["steps"] if s.get("hottest_share")]
         share = statistics.median(shares) if shares else None
         spread = median_and_spread([lad["capacity"] for lad in mine], [not ladder_saturated(lad["steps"]) for lad in mine])
         firsts = [lad["steps"][0]["rate"] for lad in mine if lad["steps"]]
+        under = {}
+        for bound in bounds_ms:
+            under[f"{bound:g}"] = {
+                **median_and_spread([capacity_under(lad["steps"], bound) for lad in mine],
+                                    [all(holds_under(s, bound) for s in lad["steps"]) for lad in mine]),
+                "cpu_us_per_record": _at_capacity(mine, "cpu_us_per_record", bound),
+                "batch_p50_ms": _at_capacity(mine, "batch_p50_ms", bound),
+                "spark_floor_ms": _at_capacity(mine, "spark_floor_ms", bound)}
         rows.append({"system": system, "grouping": grouping, "cost_ms": cost, **spread,
                      "first_rate": min(firsts) if firsts else None,
                      "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost),
                      "cpu_us_per_record": _at_capacity(mine, "cpu_us_per_record"),
                      "batch_p50_ms": _at_capacity(mine, "batch_p50_ms"),
-                     "spark_floor_ms": _at_capacity(mine, "spark_floor_ms")})
+                     "spark_floor_ms": _at_capacity(mine, "spark_floor_ms"), "under": under})
     for grouping, cost in {(r["grouping"], r["cost_ms"]) for r in rows}:
         storms = [r for r in rows if r["system"].startswith("storm") and (r["grouping"], r["cost_ms"]) == (grouping, cost)]
         if len(storms) > 1:
@@ -329,13 +431,15 @@ def summarize(ladders: list[dict]) -> list[dict]:
     return rows
 
 
-def format_capacity_table(rows: list[dict]) -> str:
-    """The capacity rows (`summarize`) as a text table. A capacity is shown `>=R` when it is only a
-    lower bound (every step held) and `<R` when the ladder's first step, at R rec/s, did not hold
-    (a capacity of 0 in the record: below the ladder, not none)."""
+def format_capacity_table(rows: list[dict], bound_ms: float | None = None) -> str:
+    """The capacity rows (`summarize`) as a text table: under their climbing bound, or under the p99
+    bound `bound_ms` (one of the rows' `under`). A capacity is shown `>=R` when it is only a lower
+    bound (every step held) and `<R` when the ladder's first step, at R rec/s, did not hold (a
+    capacity of 0 in the record: below the ladder, not none)."""
     head = ["SYSTEM", "GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
             "HOTTEST WORKER", "BOUND 1000/(share*cost)", "CPU AT CAPACITY (us/record)",
             "BATCH / SPARK'S FLOOR AT CAPACITY (ms)"]
+    rows = [r if bound_ms is None else {**r, **r["under"][f"{bound_ms:g}"]} for r in rows]
 
     def shown(value: float, at_least: bool, row: dict) -> str:
         if value == 0 and row.get("first_rate"):
@@ -351,7 +455,8 @@ def format_capacity_table(rows: list[dict]) -> str:
              "-" if r.get("cpu_us_per_record") is None else f"{r['cpu_us_per_record']:,.0f}",
              floor_cell(r)] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
+    lines = [] if bound_ms is None else [f"under p99 <= {bound_ms:g} ms:"]
+    lines += ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
     lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
     if any(any(r["lower_bounds"]) for r in rows):
         lines.append(">= : every step of the ladder held, so the capacity is at least its top rate (raise --rates)")
@@ -361,9 +466,16 @@ def format_capacity_table(rows: list[dict]) -> str:
         lines.append("storm-bN : the Storm peer with topology.producer.batch.size N (storm: 1, Storm's default); "
                      "* : the best of its batch sizes for that grouping and cost")
     if any(r.get("batch_p50_ms") is not None or r.get("spark_floor_ms") is not None for r in rows):
-        lines.append("BATCH / SPARK'S FLOOR: the harness's median batch at capacity against the empty query's (its spout "
-                     "into Spark's noop sink) at that batch size, on the same topic and session")
+        lines.append("BATCH / SPARK'S FLOOR: the micro-batch harness's median batch at capacity against the empty "
+                     "query's (its spout into Spark's noop sink) at that batch size, on the same topic and session")
     return "\n".join(lines)
+
+
+def format_capacity_tables(rows: list[dict], bounds_ms: tuple[float, ...]) -> str:
+    """One `format_capacity_table` per p99 bound, tightest first, with a line on the CPU column."""
+    tables = [format_capacity_table(rows, bound) for bound in sorted(bounds_ms)]
+    return "\n\n".join(tables) + ("\nCPU: the Spark JVM's and the harness's Python driver's (less the producer's "
+                                  "replay), or the Storm peer JVM's, over the step, per record" if rows else "")
 
 
 def floor_cell(row: dict) -> str:
@@ -374,9 +486,14 @@ def floor_cell(row: dict) -> str:
     return " / ".join("-" if v is None else f"{v:,.0f}" for v in (batch, floor))
 
 
+LINE_STYLES = {"microbatch": "-", "realtime": "--"}
+"""The figure's line style per harness mode; the Storm peer's lines are dash-dotted."""
+
+
 def capacity_figure(record: dict):
     """p99 processing latency against input rate, one line per grouping and system (median over the
-    repetitions that ran the step; the harness solid, the Storm peer dash-dotted in its grouping's
+    repetitions that ran the step; the micro-batch harness solid, the real-time one dashed, the
+    Storm peer dash-dotted in its grouping's
     colour), one panel per cost; under a cost, each grouping's hot-worker bound as a dotted
     vertical line of its colour."""
     # deferred: matplotlib takes about a second to import; only the capacity record's figure needs it
@@ -386,30 +503,31 @@ def capacity_figure(record: dict):
     import matplotlib.pyplot as plt  # deferred: after matplotlib.use("Agg")
 
     costs = sorted({lad["cost_ms"] for lad in record["ladders"]})
-    systems = sorted({lad.get("system", "harness") for lad in record["ladders"]})
+    systems = sorted({system_of(lad) for lad in record["ladders"]})
     colours: dict[str, str] = {}
     fig, axes = plt.subplots(1, len(costs), figsize=(6 * len(costs), 4.5), squeeze=False)
     for ax, cost in zip(axes[0], costs):
         for grouping in sorted({lad["grouping"] for lad in record["ladders"]}):
             for system in systems:
                 by_rate: dict[float, list[float]] = {}
-                mine = [lad for lad in record["ladders"] if (lad.get("system", "harness"), lad["grouping"],
-                                                               lad["cost_ms"]) == (system, grouping, cost)]
+                mine = [lad for lad in record["ladders"]
+                        if (system_of(lad), lad["grouping"], lad["cost_ms"]) == (system, grouping, cost)]
                 for s in (s for lad in mine for s in lad["steps"] if s["p99_ms"] is not None):
                     by_rate.setdefault(s["rate"], []).append(s["p99_ms"])
                 if not by_rate:
                     continue
                 rates = sorted(by_rate)
                 line, = ax.plot(rates, [statistics.median(by_rate[r]) for r in rates], marker="o",
-                                color=colours.get(grouping), linestyle="-" if system == "harness" else "-.",
+                                color=colours.get(grouping), linestyle=LINE_STYLES.get(system, "-."),
                                 label=grouping if len(systems) == 1 else f"{grouping} ({system})")
                 colours.setdefault(grouping, line.get_color())
             bound = next((row["hot_worker_bound"] for row in record["capacity"]
                           if row["grouping"] == grouping and row["cost_ms"] == cost), None)
             if bound and grouping in colours:
                 ax.axvline(bound, color=colours[grouping], linestyle=":", linewidth=1)
-        ax.axhline(record["options"]["thresholds"]["max_p99_ms"], color="grey", linestyle="--", linewidth=1,
-                   label="p99 threshold")
+        for bound in record["options"].get("bounds_ms") or (record["options"]["thresholds"]["max_p99_ms"],):
+            ax.axhline(bound, color="grey", linestyle=":", linewidth=1)
+        ax.plot([], [], color="grey", linestyle=":", linewidth=1, label="p99 bounds")
         ax.set_xscale("log")
         ax.set_yscale("log")
         ax.set_xlabel("input rate (records/s)")

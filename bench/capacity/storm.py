@@ -44,23 +44,33 @@ def storm_system(producer_batch: int) -> str:
     return "storm" if producer_batch == 1 else f"storm-b{producer_batch}"
 
 
-def progress_batches(progress: list[list[int]]) -> list[dict]:
+def storm_batch(system: str) -> int:
+    """The producer batch size of a Storm system name (`storm_system`'s inverse)."""
+    return 1 if system == "storm" else int(system.removeprefix("storm-b"))
+
+
+def progress_batches(progress: list[list[int]], skipped: int = 0) -> list[dict]:
     """The peer's progress samples (`[epoch ms, records read, tuples processed]`, in time order) as
     the batch figures `decision.lag_series` reads: one per interval, `records` = the tuples
-    processed in it (COUNTRY records are one tuple each), `end_ms` = the sample's time."""
-    batches, before = [], 0
+    processed in it beyond the first `skipped` (the warm-up step's; COUNTRY records are one tuple
+    each), `end_ms` = the sample's time; the samples before the warm-up's end are left out."""
+    batches, before = [], skipped
     for i, (t_ms, _read, processed) in enumerate(progress):
+        if int(processed) < skipped:
+            continue
         batches.append({"batch_id": i, "records": int(processed) - before, "end_ms": int(t_ms)})
         before = int(processed)
     return batches
 
 
 def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int, warmup_s: float,
-                       thresholds: Thresholds, topic: str, producer_batch: int = 1) -> dict:
+                       thresholds: Thresholds, topic: str, producer_batch: int = 1, warm_up_records: int = 0) -> dict:
     """One Storm step decided as a harness step (`ladder.measure_step`'s keys, `run_id` = the topic),
-    plus `cpu_us_per_record` (the peer JVM's CPU over the step, µs per record), `producer_batch`
-    (as the peer reports it ran, else as asked) and `system` (`storm_system`)."""
-    t, lag = lag_series(progress_batches(result.get("progress") or []), first_ts_ms, rate, records, warmup_s)
+    plus `cpu_us_per_record` (the peer JVM's CPU over the step and its warm-up, µs per record of
+    both), `producer_batch` (as the peer reports it ran, else as asked) and `system`
+    (`storm_system`). `records`: the step's, after `warm_up_records` of the warm-up step."""
+    t, lag = lag_series(progress_batches(result.get("progress") or [], warm_up_records), first_ts_ms, rate, records,
+                        warmup_s)
     slope = lag_slope(t, lag)
     figures = latency_figures(result)
     ok, why = step_holds(figures["latency_p99_ms"], slope, rate, thresholds)
@@ -73,37 +83,45 @@ def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int
             "max_lag": float(lag.max()) if len(lag) else None,
             "hottest_share": (max(loads) / sum(loads)) if loads and sum(loads) else None,
             "time_ms": int(samples[-1][0]) if samples else int(time.time() * 1000),
-            "cpu_us_per_record": 1e6 * result["cpu_seconds"] / records if result.get("cpu_seconds") else None,
+            "cpu_us_per_record": 1e6 * result["cpu_seconds"] / (warm_up_records + records)
+            if result.get("cpu_seconds") else None,
             "executors": (result.get("settings") or {}).get("executors"),
             "producer_batch": (result.get("settings") or {}).get("producer_batch_size", producer_batch),
             "system": storm_system(producer_batch)}
 
 
 def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, rate: float, step_s: float,
-                   warmup_s: float, thresholds: Thresholds, topic: str, producer_batch: int = 1) -> dict:
+                   warmup_s: float, thresholds: Thresholds, topic: str, producer_batch: int = 1,
+                   warm_up_rate: float | None = None) -> dict:
     """One step on a fresh topic (see the module docstring), the peer's executors fitted and its
-    `topology.producer.batch.size` = `producer_batch`. A peer that fails (a count short, no
-    progress) makes a step that does not hold, with its error as the reason."""
+    `topology.producer.batch.size` = `producer_batch`. With `warm_up_rate`, the peer's JVM first
+    runs the ladder's warm-up step (`step_s` of input at that rate, not counted), as the harness's
+    session does once per ladder (`ladder.warm_up_step`), then the step's records. A peer that fails
+    (a count short, no progress) makes a step that does not hold, with its error as the reason."""
     records = max(1, int(rate * step_s))
+    warm_up = max(1, int(warm_up_rate * step_s)) if warm_up_rate else 0
     ensure_topics(bootstrap, {topic: PARTITIONS})
     outcome: dict = {}
 
     def peer() -> None:
         try:
             outcome["result"] = run_storm_peer(
-                bootstrap, topic, records, grouping, cost_ms=cost_ms,
-                warm_up_fraction=min(0.9, warmup_s * rate / records),
+                bootstrap, topic, warm_up + records, grouping, cost_ms=cost_ms,
+                warm_up_fraction=min(0.95, (warm_up + warmup_s * rate) / (warm_up + records)),
                 extra=[*fitted_executors(cost_ms), "--window-s", "5", "--producer-batch-size", str(producer_batch)],
-                timeout_s=STORM_START_S + 20 * step_s + 300)
+                timeout_s=STORM_START_S + 20 * step_s * (2 if warm_up else 1) + 300)
         except Exception as e:  # noqa: BLE001 - reported as the step's reason; the ladder goes on
             outcome["error"] = one_line(e)
 
     thread = threading.Thread(target=peer, name=f"storm-peer-{topic}", daemon=True)
     thread.start()
     time.sleep(STORM_START_S)
+    if warm_up:
+        replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=warm_up_rate, limit=warm_up,
+               progress=False, key_stats=False)
     sent = replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=rate, limit=records,
                   progress=False, key_stats=False)
     thread.join()
     result = outcome.get("result") or {"ok": False, "outcome": f"failed: {outcome.get('error')}"}
     return measure_storm_step(result, rate, records, int(sent.first_timestamp_ms or 0), warmup_s, thresholds, topic,
-                              producer_batch)
+                              producer_batch, warm_up)

@@ -7,7 +7,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.capacity.decision import MAX_LAG_GROWTH, MAX_P99_MS, Thresholds
+from bench.capacity.decision import BOUNDS_MS, MAX_LAG_GROWTH, Thresholds
+from bench.topology.config import MODES
 
 
 def _floats(text: str) -> list[float]:
@@ -31,8 +32,11 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--step-s", type=float, default=20.0, help="seconds of input per step (default %(default)s)")
     p.add_argument("--repeat", type=int, default=3, help="repetitions of each ladder (default %(default)s)")
     p.add_argument("--workers", type=int, default=10, help="workers W (default %(default)s)")
-    p.add_argument("--max-p99-ms", type=float, default=MAX_P99_MS,
-                   help="a step holds only if its processing p99 is at most this (default %(default)s)")
+    p.add_argument("--modes", default=",".join(MODES),
+                   help="the harness's execution modes, each laddered as a system of its own (default %(default)s)")
+    p.add_argument("--bounds-ms", default=",".join(f"{b:g}" for b in BOUNDS_MS),
+                   help="processing-latency p99 bounds, ms: a capacity table under each; a ladder climbs until a "
+                        "step fails the loosest (default %(default)s)")
     p.add_argument("--max-lag-growth", type=float, default=MAX_LAG_GROWTH,
                    help="... and its consumer lag grows by at most this fraction of the rate (default %(default)s)")
     p.add_argument("--warmup-s", type=float, default=5.0,
@@ -42,8 +46,11 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--aggregators", type=int, default=10,
                    help="the harness's aggregator partitions A, which in Spark are also the state partitions of "
                         "its grouping stage and worker windows (default %(default)s, the reference's)")
-    p.add_argument("--peers", default="", help="'storm': after each harness ladder, the Storm peer's at the same "
-                                               "rates on the same records (COUNTRY datasets, W = 10; default none)")
+    p.add_argument("--realtime-batch-s", type=int, default=300,
+                   help="the real-time mode's batch (its checkpoint interval), s (default %(default)s: no batch "
+                        "boundary within a step)")
+    p.add_argument("--peers", default="", help="'storm': the Storm peer's ladders too, at the same rates on the same "
+                                               "records (COUNTRY datasets, W = 10; default none)")
     p.add_argument("--storm-batches", default="1",
                    help="the Storm peer's topology.producer.batch.size values, comma-separated: one ladder each, "
                         "the best marked per grouping and cost (default %(default)s, Storm's default and its "
@@ -55,7 +62,7 @@ def add_parsers(subparsers) -> None:
 def main(args) -> int:
     # deferred: the ladders run the topology: pyspark, pandas and the Kafka client (about 1 s of CPU);
     # `python -m bench` imports every command's module to build its parser, and only this command needs them
-    from bench.capacity.ladder import CapacityOptions, capacity_figure, format_capacity_table, run_capacity
+    from bench.capacity.ladder import CapacityOptions, capacity_figure, format_capacity_tables, run_capacity
     from bench.results import record
 
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
@@ -87,27 +94,49 @@ def main(args) -> int:
     if storm_batches != (1,) and not peers:
         print("error: --storm-batches sets the Storm peer's batch size: add --peers storm", file=sys.stderr)
         return 2
+    modes = tuple(x.strip().lower() for x in args.modes.split(",") if x.strip())
+    if not modes or set(modes) - set(MODES) or len(set(modes)) < len(modes):
+        print(f"error: --modes must be distinct modes of {', '.join(MODES)}, got {args.modes!r}", file=sys.stderr)
+        return 2
+    try:
+        bounds = tuple(sorted(set(_floats(args.bounds_ms))))
+    except ValueError:
+        bounds = ()
+    if not bounds or bounds[0] <= 0:
+        print(f"error: --bounds-ms must be positive numbers, got {args.bounds_ms!r}", file=sys.stderr)
+        return 2
     options = CapacityOptions(
         groupings=[g.strip().upper() for g in args.groupings.split(",") if g.strip()],
         costs_ms=_floats(args.cost_ms), rates=rates, dataset=args.dataset, step_s=args.step_s,
         repeat=args.repeat, workers=args.workers, warmup_s=args.warmup_s,
-        thresholds=Thresholds(args.max_p99_ms, args.max_lag_growth), experiment_id=f"capacity-{stamp}",
+        thresholds=Thresholds(max(bounds), args.max_lag_growth), experiment_id=f"capacity-{stamp}",
         peers=peers, trigger_s=args.trigger_s, aggregators=args.aggregators, storm_batches=storm_batches,
+        modes=modes, bounds_ms=bounds, realtime_batch_s=args.realtime_batch_s,
     )
     record = run_capacity(options)
     out.mkdir(parents=True, exist_ok=True)
     (out / "capacity.json").write_text(json.dumps(record, indent=2, default=str))
-    table = format_capacity_table(record["capacity"])
-    (out / "capacity.txt").write_text(f"the harness with {options.harness_setting()}\n{table}\n")
+    conditions = conditions_line(args, options)
+    tables = format_capacity_tables(record["capacity"], bounds)
+    (out / "capacity.txt").write_text(f"command: {' '.join(sys.argv)}\n{conditions}\n\n{tables}\n")
     fig = capacity_figure(record)
     for ext in ("png", "svg"):
         fig.savefig(out / f"p99_vs_rate.{ext}", dpi=120)
     print()
-    print(f"input: live replay of {args.dataset} at each step's rate (open loop), {args.step_s:g} s per step; a step "
-          f"holds if p99 <= {args.max_p99_ms:g} ms and lag growth <= {args.max_lag_growth:g} x rate; the harness "
-          f"with {options.harness_setting()}"
-          + ("; the Storm peer fitted to this machine's cores, on the same records after each harness ladder, "
-             f"producer batch size {', '.join(map(str, storm_batches))}" if peers else ""))
-    print(table)
+    print(conditions)
+    print(tables)
     print(f"record: {out}")
     return 0
+
+
+def conditions_line(args, options) -> str:
+    """What every step of the record ran under, for the output and capacity.txt."""
+    systems = ", ".join(options.systems())
+    return (f"input: live replay of {args.dataset} at each step's rate (open loop), {args.step_s:g} s per step, the "
+            f"same records for every system; systems {systems}, their order rotated from one repetition to the next, "
+            f"each warmed up by one uncounted step per grouping and cost; a step holds if its p99 (after its first "
+            f"{args.warmup_s:g} s) is within the bound and its lag grows by at most {args.max_lag_growth:g} x rate "
+            f"(a step with fewer than 3 lag samples is run again with a longer input, never passed on p99 alone); "
+            f"the harness with {options.harness_setting()}"
+            + ("; the Storm peer fitted to this machine's cores, its worker paying the cost with the harness's paced "
+               f"sleep, producer batch size {', '.join(map(str, options.storm_batches))}" if options.peers else ""))

@@ -6,6 +6,7 @@ import pytest
 
 from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, hot_worker_bound, ladder_saturated,
                                      lag_series, lag_slope, median_and_spread, step_holds)
+from bench.capacity.decision import TOO_FEW_LAG_SAMPLES, capacity_under, holds_under
 from bench.capacity.ladder import format_capacity_table, step_point, summarize
 
 
@@ -37,7 +38,17 @@ def test_step_decision_names_the_threshold_that_failed():
     assert step_holds(2000.0, 0.0, 500, th)[1] == "p99 2000 ms > 1000 ms"
     assert not step_holds(20.0, 30.0, 500, th)[0]  # 30 > 0.05 * 500
     assert step_holds(None, 0.0, 500, th) == (False, "no processing latency measured")
-    assert step_holds(20.0, None, 500, th)[1].startswith("holds on p99 alone")
+    # never passed on p99 alone: a step without a lag trend is run again longer (bench.capacity.ladder)
+    assert step_holds(20.0, None, 500, th) == (False, TOO_FEW_LAG_SAMPLES)
+
+
+def test_the_tighter_bounds_come_from_the_same_steps():
+    steps = [{"rate": 1000, "holds": True, "p99_ms": 90.0}, {"rate": 2000, "holds": True, "p99_ms": 450.0},
+             {"rate": 4000, "holds": True, "p99_ms": 150.0}, {"rate": 8000, "holds": False, "p99_ms": 9000.0}]
+    assert [capacity_under(steps, bound) for bound in (100, 200, 1000, 5000)] == [1000, 1000, 4000, 4000]
+    assert capacity_under(steps, 50) is None
+    assert not holds_under({"rate": 1, "holds": False, "p99_ms": 10.0}, 1000)  # failed on its lag
+    assert not holds_under({"rate": 1, "holds": True, "p99_ms": None}, 1000)
 
 
 def test_capacity_is_the_last_rate_before_the_first_failure_and_reps_give_median_and_spread():
@@ -62,7 +73,7 @@ def test_a_step_point_has_the_same_field_types_whatever_the_values():
     measurement, tags, fields, time_ms = step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x")
     assert measurement == CAPACITY_STEP and time_ms == 1_700_000_000_000
     assert tags == {"run_id": "cap-key-c1-r500-k0", "grouping": "KEY", "dataset": "COUNTRY_SKEW_R80",
-                    "cost_ms": "1", "repetition": "1", "experiment_id": "capacity-x", "system": "harness"}
+                    "cost_ms": "1", "repetition": "1", "experiment_id": "capacity-x", "system": "microbatch"}
     assert step_point(step, "KEY", 1.0, 0, "COUNTRY_SKEW_R80", "capacity-x", "storm")[1]["system"] == "storm"
     assert fields == {"rate": 500.0, "p50_ms": 3.5, "p99_ms": 12.0, "lag_slope": 5.0, "lag_growth": 0.01,
                       "max_lag": 40.0, "hottest_share": 0.8, "batch_p50_ms": 640.0, "spark_floor_ms": 75.0,
@@ -87,11 +98,12 @@ def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
     assert rows[0]["median"] == 500 and rows[0]["at_least"] and rows[0]["lower_bounds"] == [True, True, False]
     table = format_capacity_table(rows)
     assert ">=500" in table and ">=500,>=500,250" in table and "raise --rates" in table
-    assert rows[0]["system"] == "harness" and table.startswith("SYSTEM")
+    # a record from before the real-time mode calls the micro-batch topology "harness"
+    assert rows[0]["system"] == "microbatch" and table.startswith("SYSTEM")
     both = summarize([{"system": "storm", "grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 250,
                        "steps": [{**failed[0], "cpu_us_per_record": 40.0}, failed[1]]},
                       {"grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 500, "steps": held}])
-    assert [(r["system"], r["median"], r["cpu_us_per_record"]) for r in both] == [("harness", 500, None),
+    assert [(r["system"], r["median"], r["cpu_us_per_record"]) for r in both] == [("microbatch", 500, None),
                                                                                   ("storm", 250, 40.0)]
 
 
@@ -118,14 +130,14 @@ def test_the_harness_rows_show_their_batch_against_sparks_floor_at_capacity():
     storm = {"system": "storm", "grouping": "KEY", "cost_ms": 1.0, "rep": 0, "capacity": 500,
              "steps": [{"rate": 500, "holds": True}, {"rate": 1000, "holds": False}]}
     rows = summarize([ladder(0, 1_500.0, 80.0), ladder(1, 1_700.0, None), ladder(2, 1_600.0, 90.0), storm])
-    harness = next(r for r in rows if r["system"] == "harness")
+    harness = next(r for r in rows if r["system"] == "microbatch")
     # at each ladder's last step that held (the failed steps' 9,000 / 1 are not capacity's), median
     assert (harness["batch_p50_ms"], harness["spark_floor_ms"]) == (1_600.0, 85.0)
     table = format_capacity_table(rows).splitlines()
     assert table[0].endswith("BATCH / SPARK'S FLOOR AT CAPACITY (ms)")
-    assert table[1].startswith("harness") and table[1].split()[-3:] == ["1,600", "/", "85"]
+    assert table[1].startswith("microbatch") and table[1].split()[-3:] == ["1,600", "/", "85"]
     assert table[2].startswith("storm") and table[2].split()[-1] == "-"
-    assert table[-1].startswith("BATCH / SPARK'S FLOOR: the harness's median batch at capacity")
+    assert table[-1].startswith("BATCH / SPARK'S FLOOR: the micro-batch harness's median batch at capacity")
     no_floor = summarize([ladder(0, 1_500.0, None)])
     assert format_capacity_table(no_floor).splitlines()[1].split()[-3:] == ["1,500", "/", "-"]
 
@@ -139,17 +151,18 @@ def test_storms_batch_sizes_ladder_apart_and_the_best_is_marked():
         steps = [{"rate": 500, "holds": True}, {"rate": 1000, "holds": top_held}]
         return {"system": system, "grouping": "KEY", "cost_ms": 1.0, "rep": rep, "capacity": capacity, "steps": steps}
 
-    rows = summarize([ladder("harness", 0, 500), ladder("storm", 0, 500), ladder("storm-b100", 0, 1000, True),
+    rows = summarize([ladder("microbatch", 0, 500), ladder("storm", 0, 500), ladder("storm-b100", 0, 1000, True),
                       ladder("storm-b1000", 0, 1000)])
     assert [(r["system"], r["median"], r.get("best_storm", False)) for r in rows] == [
-        ("harness", 500, False), ("storm", 500, False), ("storm-b100", 1000, True), ("storm-b1000", 1000, False)]
+        ("microbatch", 500, False), ("storm", 500, False), ("storm-b100", 1000, True), ("storm-b1000", 1000, False)]
     table = format_capacity_table(rows)
-    assert [line.split()[0] for line in table.splitlines()[1:5]] == ["harness", "storm", "storm-b100*", "storm-b1000"]
+    assert [line.split()[0] for line in table.splitlines()[1:5]] == ["microbatch", "storm", "storm-b100*",
+                                                                     "storm-b1000"]
     assert "* : the best of its batch sizes" in table
     # one batch size (Storm's default): nothing to choose, nothing marked
-    single = summarize([ladder("harness", 0, 500), ladder("storm", 0, 1000)])
+    single = summarize([ladder("microbatch", 0, 500), ladder("storm", 0, 1000)])
     assert not any(r.get("best_storm") for r in single)
-    assert [line.split()[0] for line in format_capacity_table(single).splitlines()[1:]] == ["harness", "storm"]
+    assert [line.split()[0] for line in format_capacity_table(single).splitlines()[1:]] == ["microbatch", "storm"]
 
 
 def test_the_capacity_command_refuses_bad_storm_batch_sizes_before_it_starts(capsys):
@@ -183,13 +196,31 @@ def test_a_harness_step_runs_with_the_ladders_trigger_and_aggregator_partitions(
     fitted = CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None, trigger_s=0.5, aggregators=2,
                              step_s=20.0, experiment_id="cap")
     step = step_options(fitted, "KEY", 0.0, 4000.0, "k0")
-    assert (step.trigger_s, step.aggregators, step.limit, step.rate) == (0.5, 2, 80_000, 4000.0)
-    assert step.run_id == "cap-key-c0-r4000-k0" and step.own_topic
+    assert (step.trigger_s, step.aggregators, step.limit, step.rate, step.mode) == (0.5, 2, 80_000, 4000.0,
+                                                                                   "microbatch")
+    assert step.run_id == "cap-microbatch-key-c0-r4000-k0" and step.own_topic
+    # both modes in one session: a slot for every task of the real-time query, its audit and aggregator
+    assert step.master == "local[36]"  # S 10 + 2 N 2 + W 10, + S 10 + 2
+    realtime = step_options(fitted, "KEY", 0.0, 4000.0, "k0", "realtime", 40.0)
+    assert (realtime.mode, realtime.limit, realtime.realtime_batch_s) == ("realtime", 160_000, 300)
+    assert realtime.run_id == "cap-realtime-key-c0-r4000-k0"
     default = step_options(reference, "KEY", 0.0, 4000.0, "k0")
-    assert (default.trigger_s, default.aggregators) == (1.0, 10)
-    assert reference.harness_setting() == "micro-batches every 1 s, A = 10 aggregator (state) partitions"
+    assert (default.trigger_s, default.aggregators, default.master) == (1.0, 10, "local[52]")
+    assert reference.harness_setting() == ("micro-batches every 1 s, A = 10 aggregator (state) partitions, "
+                                           "real-time batches of 300 s")
     assert "back to back, A = 2" in CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None, trigger_s=0,
                                                     aggregators=2).harness_setting()
+    only = CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None, modes=("microbatch",))
+    assert step_options(only, "KEY", 0.0, 4000.0, "k0").master == "local[10]"
+
+
+def test_the_systems_order_rotates_from_one_repetition_to_the_next():
+    from bench.capacity.ladder import CapacityOptions, rotated
+
+    options = CapacityOptions(groupings=["KEY"], costs_ms=[0.0], rates=None, peers=("storm",))
+    assert options.systems() == ["microbatch", "realtime", "storm"]
+    assert [rotated(options.systems(), rep) for rep in range(3)] == [
+        ["microbatch", "realtime", "storm"], ["realtime", "storm", "microbatch"], ["storm", "microbatch", "realtime"]]
 
 
 def test_the_figure_draws_p99_against_rate_per_grouping_with_the_hot_worker_bound():
@@ -215,6 +246,9 @@ def test_a_storm_step_is_decided_by_the_harness_rule_on_its_progress_samples():
     from bench.latency import encode
     from tests.histograms import histogram
 
+    # after a warm-up step of 80 tuples in the same JVM, only the step's own tuples count
+    assert progress_batches([[1_000, 0, 0], [1_250, 90, 80], [1_500, 200, 190]], skipped=80) == [
+        {"batch_id": 1, "records": 0, "end_ms": 1_250}, {"batch_id": 2, "records": 110, "end_ms": 1_500}]
     assert progress_batches([[1_000, 0, 0], [1_250, 90, 80], [1_500, 200, 190]]) == [
         {"batch_id": 0, "records": 0, "end_ms": 1_000}, {"batch_id": 1, "records": 80, "end_ms": 1_250},
         {"batch_id": 2, "records": 110, "end_ms": 1_500}]

@@ -54,10 +54,11 @@ def test_a_storm_capacity_step_on_a_paced_topic_is_measured_and_decided(stack, m
     from bench.capacity.decision import Thresholds
     from bench.capacity.storm import run_storm_step
 
-    # 4 s of COUNTRY_SKEW_R80 paced at 1,000 rec/s into a fresh topic while the peer reads it, with
-    # Storm's producer batch size at 100 (the peer reports the setting it ran with).
+    # 4 s of COUNTRY_SKEW_R80 paced at 1,000 rec/s into a fresh topic while the peer reads it, after a
+    # warm-up step of 4 s at 500 rec/s in the same JVM (not counted), with Storm's producer batch
+    # size at 100 (the peer reports the setting it ran with).
     step = run_storm_step(stack.bootstrap_servers, "COUNTRY_SKEW_R80", "KEY", 0.0, 1000.0, 4.0, 1.0, Thresholds(),
-                          f"test.storm-step.{time.time_ns()}", producer_batch=100)
+                          f"test.storm-step.{time.time_ns()}", producer_batch=100, warm_up_rate=500.0)
     assert step["holds"], step["why"]
     assert (step["system"], step["producer_batch"], step["rate"]) == ("storm-b100", 100, 1000.0)
     assert 0 < step["p50_ms"] <= step["p99_ms"] <= Thresholds().max_p99_ms

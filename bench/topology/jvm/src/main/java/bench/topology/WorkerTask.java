@@ -11,8 +11,8 @@ import java.util.Map;
 import java.util.StringJoiner;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.locks.LockSupport;
 import java.util.zip.DataFormatException;
+import groupings.PacedCost;
 import org.HdrHistogram.Histogram;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.Column;
@@ -31,10 +31,9 @@ import scala.Tuple3;
  *
  * <p>{@link #processedAtUs} is the work: per tuple, in the task's order, the reference's speed rule
  * ({@code k += 1; if k >= every: sleep(cost); k = 0}, dkg-reference.md, WorkerBolt), then the moment
- * the tuple was done (epoch µs). The sleeps are paced against the task's clock: a sleep that
- * overshoots (a timer's slack, tens of µs) is taken off the next, so a worker's busy time is the
- * number of sleeps times the cost, as the reference's rate bound {@code 1000 / cost} tuples/s
- * assumes, and never less (time spent waiting for a tuple does not count as work).
+ * the tuple was done (epoch µs). The sleeps are paced against the task's clock ({@link PacedCost},
+ * which the Storm peer's worker bolt pays its cost with too): a sleep's overshoot is taken off the
+ * next, so a worker's busy time is its number of sleeps times the cost.
  *
  * <p>{@link #latencies} is an aggregate for the stage's observed metrics: per worker, the tuples'
  * processing latencies (done minus the Kafka timestamp, µs) in an HdrHistogram with the range and
@@ -62,7 +61,7 @@ public final class WorkerTask {
             throw new IllegalArgumentException("cost must be >= 0 ms and cost-every >= 1, got " + costMs + ", "
                     + costEvery);
         }
-        return functions.udf(new Work(Math.round(costMs * 1_000_000), costEvery), DataTypes.LongType)
+        return functions.udf(new Work(costMs, costEvery), DataTypes.LongType)
                 .asNondeterministic().apply();
     }
 
@@ -84,60 +83,38 @@ public final class WorkerTask {
         return now.getEpochSecond() * 1_000_000 + now.getNano() / 1_000;
     }
 
-    /** The work of one task attempt so far: tuples since the last sleep, sleep owed (ns, < 0: credit). */
-    static final class Pace {
-        long carry;
-        long owedNs;
-    }
-
     static final class Work implements UDF0<Long> {
         private static final long serialVersionUID = 1L;
         /** Per running task attempt; removed when the task completes. */
-        private static final Map<Long, Pace> PACES = new ConcurrentHashMap<>();
-        private final long costNs;
+        private static final Map<Long, PacedCost> PACES = new ConcurrentHashMap<>();
+        private final double costMs;
         private final int every;
 
-        Work(long costNs, int every) {
-            this.costNs = costNs;
+        Work(double costMs, int every) {
+            this.costMs = costMs;
             this.every = every;
         }
 
         @Override
         public Long call() {
-            if (costNs > 0) {
-                Pace pace = pace();
-                if (++pace.carry >= every) {
-                    pace.carry = 0;
-                    sleep(pace);
-                }
+            if (costMs > 0) {
+                pace().pay();
             }
             return nowUs();
         }
 
-        private static Pace pace() {
+        private PacedCost pace() {
             TaskContext task = TaskContext.get();
             long attempt = task == null ? -1 : task.taskAttemptId();
-            Pace pace = PACES.get(attempt);
+            PacedCost pace = PACES.get(attempt);
             if (pace == null) {
-                pace = new Pace();
+                pace = new PacedCost(costMs, every);
                 PACES.put(attempt, pace);
                 if (task != null) {
                     task.addTaskCompletionListener((TaskCompletionListener) done -> PACES.remove(attempt));
                 }
             }
             return pace;
-        }
-
-        /** Sleep the cost plus what the last sleep owed (minus its overshoot). */
-        private void sleep(Pace pace) {
-            pace.owedNs += costNs;
-            long deadline = System.nanoTime() + pace.owedNs;
-            long now = System.nanoTime();
-            while (now < deadline) {
-                LockSupport.parkNanos(deadline - now);
-                now = System.nanoTime();
-            }
-            pace.owedNs = deadline - now;
         }
     }
 

@@ -2,7 +2,7 @@ package bench.peers.storm.topology;
 
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
+import groupings.PacedCost;
 import org.HdrHistogram.Histogram;
 import org.apache.storm.Config;
 import org.apache.storm.Constants;
@@ -19,10 +19,10 @@ import org.apache.storm.tuple.Values;
  * tumbling window that a tick tuple closes every {@code windowSeconds} (reference: 15 s), emitting
  * one {@code (worker, key, sum)} per key to the aggregator.
  *
- * <p>Cost, as the harness's worker ({@code bench/topology/worker.py} {@code sleeps_for}) and the
- * reference's speed rule: {@code k += 1; if k >= every: sleep costMs, k = 0}; {@code costMs = 0}
- * sleeps never. The worker index is the task's index among the worker bolt's tasks (sorted task
- * ids), the index the grouping chose.
+ * <p>Cost: the reference's speed rule paced as the harness's worker task pays it ({@link PacedCost},
+ * the same class: a sleep's overshoot is taken off the next); {@code costMs = 0} sleeps never. The
+ * worker index is the task's index among the worker bolt's tasks (sorted task ids), the index the
+ * grouping chose.
  *
  * <p>Latency, as the harness's worker task ({@code bench/topology/jvm} {@code WorkerTask}): once a
  * tuple's cost is paid, its processing latency (now minus the record's Kafka timestamp, µs, clipped
@@ -40,7 +40,7 @@ public final class WorkerBolt extends BaseRichBolt {
     private final int windowSeconds;
     private transient OutputCollector collector;
     private transient int index;
-    private transient int sinceSleep;
+    private transient PacedCost cost;
     private transient HashMap<String, long[]> window;
     private transient Histogram latency;
 
@@ -54,6 +54,7 @@ public final class WorkerBolt extends BaseRichBolt {
     public void prepare(Map<String, Object> conf, TopologyContext context, OutputCollector collector) {
         this.collector = collector;
         this.index = context.getThisTaskIndex();
+        this.cost = new PacedCost(costMs, every);
         this.window = new HashMap<>();
         this.latency = PeerProgress.newLatencyHistogram();
     }
@@ -65,10 +66,7 @@ public final class WorkerBolt extends BaseRichBolt {
             closeWindow();
             return;
         }
-        if (costMs > 0 && ++sinceSleep >= every) {
-            sinceSleep = 0;
-            sleep(costMs);
-        }
+        cost.pay();
         String key = input.getString(0);
         long count = input.getLong(1);
         window.computeIfAbsent(key, k -> new long[1])[0] += count;
@@ -83,15 +81,6 @@ public final class WorkerBolt extends BaseRichBolt {
         }
         PeerProgress.WINDOW_EMITS.add(window.size());
         window.clear();
-    }
-
-    private static void sleep(double ms) {
-        long nanos = (long) (ms * 1_000_000);
-        try {
-            TimeUnit.NANOSECONDS.sleep(nanos);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     @Override
