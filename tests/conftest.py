@@ -31,6 +31,7 @@ import pytest
 from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
 from tests.killing import Killed, KilledDrivers
+from tests.realtime_runs import RealtimeChild
 
 pytest_plugins = ["tests.tiers"]
 
@@ -312,23 +313,18 @@ REALTIME_TIMEOUT_S = 1500.0
 
 
 @pytest.fixture(scope="session")
-def realtime_child(stack, input_topic, tmp_path_factory) -> Iterator[tuple[subprocess.Popen, Path]]:
-    """The child process of the session's real-time runs (tests/realtime_runs.py) and its results
-    folder; killed at the end of the session if it is still running."""
-    import json
-
+def realtime_child(request, stack, input_topic, tmp_path_factory) -> Iterator[RealtimeChild]:
+    """The child process of the session's real-time runs (tests/realtime_runs.py), started once the
+    session's killed drivers (if it selected any) have all been killed; killed at the end of the
+    session if it is still running."""
+    spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
+            "influx_database": stack.influx_database, "topic": input_topic.name, "e2e": E2E_FAST}
     results = tmp_path_factory.mktemp("realtime")
-    spec = results / "spec.json"
-    spec.write_text(json.dumps({"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
-                                "influx_database": stack.influx_database, "results_dir": str(results),
-                                "topic": input_topic.name, "e2e": E2E_FAST}))
-    with (results / "child.log").open("wb") as log:
-        child = subprocess.Popen([sys.executable, "-m", "tests.realtime_runs", str(spec)], cwd=REPO_ROOT,
-                                 stdout=log, stderr=subprocess.STDOUT)
-    yield child, results
-    if child.poll() is None:
-        child.kill()
-        child.wait(60)
+    child = RealtimeChild({**spec, "results_dir": str(results)}, results)
+    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(request.session.items) else None
+    child.start(after=killed.wait_all if killed is not None else (lambda: None))
+    yield child
+    child.close()
 
 
 @pytest.fixture(scope="session")
@@ -337,16 +333,7 @@ def realtime_runs(realtime_child) -> dict[str, dict]:
     `realtime-live`, `realtime-killed`), once they have all ended."""
     import json
 
-    child, results = realtime_child
-    try:
-        child.wait(REALTIME_TIMEOUT_S)
-    except subprocess.TimeoutExpired:
-        child.kill()
-        pytest.fail(f"the real-time runs took over {REALTIME_TIMEOUT_S:g} s; see {results / 'child.log'}")
-    index = json.loads((results / "index.json").read_text()) if (results / "index.json").exists() else {}
-    if "error" in index or not index:
-        log = (results / "child.log").read_text(errors="replace")[-4000:]
-        pytest.fail(f"the real-time runs failed: {index.get('error')}\n{log}")
+    index = realtime_child.wait(REALTIME_TIMEOUT_S)
     return {name: json.loads((Path(folder) / "summary.json").read_text()) for name, folder in index.items()}
 
 

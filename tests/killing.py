@@ -163,6 +163,12 @@ class KilledDrivers:
                     child.error = f"the thread running the children failed: {type(e).__name__}: {e}"
                     child.done.set()
 
+    def wait_all(self, timeout_s: float = PHASE_TIMEOUT_S * 2) -> None:
+        """Until every child is killed at its phase or has failed (or `timeout_s` has passed)."""
+        deadline = time.monotonic() + timeout_s
+        for child in self.children.values():
+            child.done.wait(max(0.0, deadline - time.monotonic()))
+
     def take(self, case: str) -> Killed:
         assert case in self.children, f"{case} was not started: is it one of this session's selected tests?"
         child = self.children[case]

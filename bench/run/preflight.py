@@ -109,7 +109,8 @@ def _check_fresh_run_id(config: TopologyConfig) -> None:
         except BrokerUnreachable as e:
             raise RunError(str(e)) from None
         if sum(held.values()):
-            raise RunError(f"run id {config.run_id!r} was used before: its topic {topic!r} holds "
+            kind = "control" if topic == config.control_topic else "partials"
+            raise RunError(f"run id {config.run_id!r} was used before: its {kind} topic {topic!r} holds "
                            f"{sum(held.values())} record(s) of an earlier run, and {config.checkpoint_dir} has no "
                            f"checkpoint to resume from; use another run id, or delete the topics {config.run_id}.* first")
 
