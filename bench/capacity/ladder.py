@@ -115,7 +115,9 @@ def measure_step(run_dir: Path, rate: float, warmup_s: float, thresholds: Thresh
     exact = summary.get("exact") or {}
     loads = exact.get("worker_tuples") or []
     ends = [b["end_ms"] for b in batches if b.get("end_ms")]
-    durations = [b["duration_ms"] for b in batches if b.get("records") and b.get("duration_ms") is not None]
+    # A real-time step has no batch of its tuples' path (its aggregator's batches are not one).
+    durations = [] if summary.get("execution_mode") == "realtime" else \
+        [b["duration_ms"] for b in batches if b.get("records") and b.get("duration_ms") is not None]
     return {"rate": rate, "run_id": run_dir.name, "holds": ok, "why": why, "p99_ms": p99,
             "batch_p50_ms": statistics.median(durations) if durations else None,
             "p50_ms": (summary.get("latency") or {}).get("latency_p50_ms"), "lag_slope": slope,

@@ -60,6 +60,10 @@ partial's running values (`bench.topology.worker.PARTIAL_AGGREGATES`, times in e
 its newest tuple: when the worker was done with it (epoch µs) and its Kafka timestamp (epoch ms)."""
 
 
+SINK_LINGER_MS = 20
+"""`linger.ms` of the real-time query's Kafka sink, ms (kafka-clients' default: 0, a request per update)."""
+
+
 def query_names(config: TopologyConfig) -> tuple[str, str]:
     """The names of the run's two queries: (real-time, aggregator)."""
     return f"{config.run_id}-realtime", f"{config.run_id}-aggregator"
@@ -93,6 +97,9 @@ def start_realtime(spark: SparkSession, config: TopologyConfig, splitter_sql):
         .format("kafka")
         .option("kafka.bootstrap.servers", config.bootstrap_servers)
         .option("topic", config.partials_topic)
+        # The partials' producer sends every SINK_LINGER_MS instead of one request per update: the
+        # aggregator reads them seconds apart, and a tuple's latency ends when its worker is done.
+        .option("kafka.linger.ms", str(SINK_LINGER_MS))
         .option("checkpointLocation", str(config.checkpoint_dir / "realtime"))
         .outputMode("update")
         .trigger(realTime=f"{config.realtime_batch_s} seconds")
