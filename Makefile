@@ -40,7 +40,7 @@ help:
 	@echo "make bench GROUPING=DYNAMIC_KEY [MODE=realtime]  run the main job end to end (installs and starts what it needs)"
 	@echo "make bench GROUPING=VNODE RESCALE=30s:12 [PROTOCOL=STOP_THE_WORLD|SHARED_STATE|LEARNER|HANDOFF]  rescale the running topology (docs/rescaling.md)"
 	@echo "make bench-all [GROUPINGS=A,B]    every grouping (default all) on the same topic, one table"
-	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] [PEERS=storm] maximum sustainable throughput per grouping (rate steps)"
+	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] [PEERS=storm] maximum sustainable throughput per grouping, both modes [and Storm] (rate steps)"
 	@echo "make test                         every test: unit and integration (real Kafka, Spark, InfluxDB, Chromium, Maven); the 20 slowest"
 	@echo "make test-fast                    the tests that need no service (no Kafka, Spark, InfluxDB, Maven, browser), under 2 minutes"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/faults.md)"

@@ -239,12 +239,13 @@ def stream_runs(stack, spark, input_topic, tmp_path_factory) -> dict[str, dict]:
 @pytest.fixture(scope="session")
 def live_run(stack, spark, tmp_path_factory) -> dict:
     """summary.json of a run that replays its own topic while consuming it (so it has latency), with
-    1 ms of simulated cost per tuple (the worker stage's Python path; about 0.3 s of sleep per worker)."""
+    1 ms of simulated cost per tuple (about 0.5 s of sleep per worker): 4 s of input, enough batches
+    for a capacity step's lag trend (tests/dashboards)."""
     from bench.run.stream import run_stream
     from bench.run.preflight import prepare
 
     options = e2e_options(stack, tmp_path_factory.mktemp("live"), None, "DYNAMIC_KEY",
-                          f"e2e-live-{int(time.time())}", limit=1000, rate=500.0, partitions=E2E_PARTITIONS,
+                          f"e2e-live-{int(time.time())}", limit=2000, rate=500.0, partitions=E2E_PARTITIONS,
                           cost_ms=1.0, latency_warmup_s=0.0)
     return run_stream(prepare(options), spark=spark, log=lambda *_: None)
 

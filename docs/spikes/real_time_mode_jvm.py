@@ -23,16 +23,15 @@ timestamp) after the first 10 s of input and after the first 20 s (`--warmup-s`)
 query wrote;
 the per-worker loads (tuples' counts by worker); the rows go to a CSV.
 
-Two departures from the topology, both for Real-Time Mode: the splitter's `in_slot_tasks` coalesce
-is left out (Real-Time Mode refuses `CoalesceExec`; with P <= slots it changes nothing), and the
-Kafka connector is 4.2.0's (`pyspark_version` patched): Maven Central as served here has no
-spark-sql-kafka-0-10 4.3.0.
+One departure from the topology, for Real-Time Mode: the splitter's `in_slot_tasks` coalesce is
+left out (Real-Time Mode refuses `CoalesceExec`; with P <= slots it changes nothing). On 2026-11-28
+it ran in a separate environment with pyspark 4.3.0 and the 4.2.0 connector; the project has since
+moved to pyspark 4.3.0 with a connector built for it (docs/stack.md), and the real-time mode it led
+to is `bench/topology/realtime.py` (docs/topology.md, "Two execution modes").
 
-Usage, with `make up` running, from a copy of the checkout (the JVM jars build against the
-interpreter's pyspark; a separate cache keeps 4.2's jars apart):
-  python3 -m venv /tmp/rtm && /tmp/rtm/bin/pip install pyspark==4.3.0 <the other pins of pyproject.toml>
-  BENCH_CACHE_DIR=/tmp/rtm-cache PYTHONPATH=. /tmp/rtm/bin/python docs/spikes/real_time_mode_jvm.py <input topic> [case ...]
-  BENCH_CACHE_DIR=/tmp/rtm-cache PYTHONPATH=. /tmp/rtm/bin/python docs/spikes/real_time_mode_jvm.py <input topic> --paced 300 [--rate R --cost-ms C]
+Usage, with `make up` running:
+  PYTHONPATH=. .venv/bin/python docs/spikes/real_time_mode_jvm.py <input topic> [case ...]
+  PYTHONPATH=. .venv/bin/python docs/spikes/real_time_mode_jvm.py <input topic> --paced 300 [--rate R --cost-ms C]
 """
 import argparse
 import dataclasses
@@ -45,12 +44,10 @@ from pyspark.sql import functions as F
 from bench.run.input import ensure_topics
 from bench.run.options import RunOptions
 from bench.run.preflight import prepare
-from bench.stack import artifacts
 from bench.stack.config import StackConfig
 from bench.topology import aggregator, jvm_stage, spout, splitter, worker
 from bench.topology.session import build_session
 
-artifacts.pyspark_version = lambda: "4.2.0"  # the newest spark-sql-kafka-0-10 served here
 splitter.in_slot_tasks = lambda df: df  # Real-Time Mode refuses CoalesceExec
 
 CASES = ("split", "route", "place", "work", "observe", "wwindow", "full")

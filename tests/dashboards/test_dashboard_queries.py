@@ -53,16 +53,20 @@ def check_dashboard(stack, dashboard: dict, since_ms: int) -> list[str]:
 
 @pytest.fixture(scope="module")
 def capacity_steps(stack, live_run) -> list[dict]:
-    """The live run (500 rec/s) decided as a capacity step twice, as `run_ladder` decides and writes
-    it: repetition 1 under thresholds it meets, repetition 2 under a p99 threshold it cannot meet."""
-    from bench.capacity.decision import Thresholds
+    """The live run (500 rec/s) measured as a capacity step twice, as `run_ladder` measures and writes
+    it: repetition 1 as a step that held, repetition 2 under a p99 threshold it cannot meet. Its 4 s
+    of input give the shared session's slow first batches too few lag samples for the ladder's rule
+    (tests/bench/test_capacity.py decides steps), so repetition 1 is marked held here: this test is
+    about the panels' queries."""
+    from bench.capacity.decision import TOO_FEW_LAG_SAMPLES, Thresholds
     from bench.capacity.ladder import measure_step, step_point
     from bench.observer.influx import write_points
 
     run_dir = Path(live_run["results"])
-    steps = [measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=600_000, max_lag_growth=10.0)),
-             measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=0.001))]
-    assert [s["holds"] for s in steps] == [True, False], [s["why"] for s in steps]
+    held = measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=600_000, max_lag_growth=10.0))
+    assert held["holds"] or held["why"] == TOO_FEW_LAG_SAMPLES, held["why"]
+    steps = [{**held, "holds": True, "why": "holds"}, measure_step(run_dir, 500.0, 0.0, Thresholds(max_p99_ms=0.001))]
+    assert not steps[1]["holds"] and steps[1]["why"].startswith("p99"), steps[1]["why"]
     assert steps[0]["batch_p50_ms"] > 0  # the median batch that read records (triggerExecution, ms)
     points = [step_point(s, "DYNAMIC_KEY", 1.0, rep, "NYC_FLIGHTS", "e2e-capacity") for rep, s in enumerate(steps)]
     assert write_points(stack.influx_url, stack.influx_database, points) == 2
@@ -106,7 +110,7 @@ def test_capacity_panels_show_the_held_rate_and_every_step(stack, live_run, capa
 
     held = run("Capacity: highest input rate held")
     assert [(s["tags"], s["values"][0][1]) for s in held] == [
-        ({"cost_ms": "1", "grouping": "DYNAMIC_KEY", "system": "harness"}, 500.0)]
+        ({"cost_ms": "1", "grouping": "DYNAMIC_KEY", "system": "microbatch"}, 500.0)]
     steps = run("Capacity steps")
     rows = {s["tags"]["repetition"]: dict(zip(s["columns"], s["values"][0])) for s in steps}
     assert sorted(rows) == ["1", "2"]

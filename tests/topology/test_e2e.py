@@ -115,7 +115,7 @@ def test_latency_is_reported_only_for_a_run_that_replays_its_input_live(live_run
     assert live_run["input"]["mode"] == "live" and live_run["input"]["rate"] == 500.0
     latency = live_run["latency"]
     # Every tuple's processing latency is in the worker tasks' histograms (no warm-up cut here).
-    assert latency["latency_tuples"] == live_run["exact"]["total_count"] == 1000
+    assert latency["latency_tuples"] == live_run["exact"]["total_count"] == 2000
     assert 0 < latency["latency_p50_ms"] <= latency["latency_p99_ms"] <= latency["latency_p999_ms"] \
         <= latency["latency_max_ms"]
     assert len(latency["per_worker_p99_ms"]) == live_run["workers"]
