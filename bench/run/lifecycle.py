@@ -157,19 +157,23 @@ class StreamRun:
         outputs.append(lambda row: self.distribution.send({**self.tags, **row}))
         return tuple(outputs)
 
-    def open_session(self) -> None:
-        """Spark (unless the caller gave a session), the dead-letter reader, the progress listener."""
-        config = self.config
+    def start_session(self) -> None:
+        """Spark (unless the caller gave a session) and its task slots, recorded in run.json."""
         if self.own_session:
             self.log(f"starting Spark ({self.options.master}) ...")
-            self.spark = build_session(self.options.master, config.aggregators)
+            self.spark = build_session(self.options.master, self.config.aggregators)
         self.slots = task_slots(self.spark)
+        self.base_run["task_slots"] = self.slots
+        self.write_run_json()
+
+    def open_session(self) -> None:
+        """Spark (`start_session`), the dead-letter reader, the progress listener."""
+        config = self.config
+        self.start_session()
         if self.slots < config.workers:
             self.log(f"warning: {self.slots} Spark task slots for {config.workers} workers "
                      f"({self.spark.sparkContext.master}): workers wait for a slot, so the run measures the slots, "
                      "not the grouping (the default master gives each worker a slot)")
-        self.base_run["task_slots"] = self.slots
-        self.write_run_json()
         self.dead_letters = DeadLetters(self.spark, config, self.prepared.splitter_sql)
         self.listener = ProgressListener((self.observer.on_progress, self.dead_letters.on_progress),
                                          job.main_query_name(config))

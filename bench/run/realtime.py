@@ -20,10 +20,8 @@ import time
 
 from bench.run.lifecycle import POLL_S, StreamRun
 from bench.run.preflight import RunError
-from bench.run.progress import task_slots
 from bench.topology import realtime
 from bench.topology.audit import audit_input
-from bench.topology.session import build_session
 from bench.topology.sink import DeadLetterSink, KafkaWriter
 
 STALL_S = 120.0
@@ -43,13 +41,9 @@ class RealtimeRun(StreamRun):
         self.waited = False
 
     def open_session(self) -> None:
+        """Spark (`start_session`) and the input audit's dead-letter writer."""
         config = self.config
-        if self.own_session:
-            self.log(f"starting Spark ({self.options.master}) ...")
-            self.spark = build_session(self.options.master, config.aggregators)
-        self.slots = task_slots(self.spark)
-        self.base_run["task_slots"] = self.slots
-        self.write_run_json()
+        self.start_session()
         self.dlq = DeadLetterSink(config.run_id, config.results_dir, config.bootstrap_servers, config.dlq_topic)
 
     def start_query(self, config, once: bool = False):
