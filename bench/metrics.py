@@ -8,7 +8,7 @@ that a number means the same everywhere:
 - `throughput_ratio`: reference THROUGHPUT_RATIO (records per whole second of observer time);
 - `max_mean_imbalance`, `max_minus_mean_imbalance`: the imbalance figures of the PKG papers.
 
-Source: shared/reference/dkg-reference.md §10 (DistributionObserverBolt, Statistics), decisions
+Source: docs/reference/dkg-reference.md §10 (DistributionObserverBolt, Statistics), decisions
 Q19-Q22 of §13, and Appendix A for the PKG-paper figures.
 """
 

@@ -14,8 +14,8 @@ A grouping of your own, in your own package, is found by name through an entry p
 `stream_groupings.groupings`) or named `package.module:Class`: see `canonical_grouping` and
 docs/extending.md.
 
-Behaviour is reference-exact: shared/reference/dkg-reference.md (the spec) §1-§8, §13 and
-Appendix A; shared/reference/rescaling.md §1-2 for KEY_GROUP and VNODE.
+Behaviour is reference-exact: docs/reference/dkg-reference.md (the spec) §1-§8, §13 and
+Appendix A; docs/reference/rescaling.md §1-2 for KEY_GROUP and VNODE.
 """
 
 from groupings.base import Grouping

@@ -11,7 +11,7 @@ at or after each due time.
 `_choose` is the rule written as in the spec; `_route` runs the same rule in a compiled loop over
 key ids (`groupings._kernels.dkg_route_loop`), split at maintenance due times.
 
-Source: shared/reference/dkg-reference.md §6 (routing), §7 (KeySpace), §8 (maintenance),
+Source: docs/reference/dkg-reference.md §6 (routing), §7 (KeySpace), §8 (maintenance),
 decisions Q1-Q12 of §13.
 """
 

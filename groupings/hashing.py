@@ -1,7 +1,7 @@
 """Pure hashing arithmetic of the reference groupings, with Java semantics.
 
 Every function here is a small, pure formula, named after what it computes and tested against the
-published vectors of the reference spec (`shared/reference/dkg-reference.md`):
+published vectors of the reference spec (`docs/reference/dkg-reference.md`):
 
 - §2: the murmur3 64-bit hash of a key (`as_long`), Java's `Math.abs(long)` and remainder
   (`java_index_of_long`) and the worker index built from both (`index`);

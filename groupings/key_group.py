@@ -6,7 +6,7 @@ ranges, so a key's state moves only with its whole key group.
 
 The pure functions below are Flink's, one formula each, bit-exact for String keys with Flink 1.20
 (`flink-runtime` `KeyGroupRangeAssignment`, `flink-core` `MathUtils`); the vectors of
-`shared/reference/rescaling.md` §1 (computed with Flink's own jar) are tests.
+`docs/reference/rescaling.md` §1 (computed with Flink's own jar) are tests.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ the table growth that changes the buckets (§7.4).
 Items live in the columns of a `KeyTable` (one row per key id): generation, count and last check
 time. That lets DYNAMIC_KEY's compiled loop read and update them by key id between cycles.
 
-Source: shared/reference/dkg-reference.md §7 (KeySpace), §8 (cycles), Q6-Q9, Q15.
+Source: docs/reference/dkg-reference.md §7 (KeySpace), §8 (cycles), Q6-Q9, Q15.
 """
 
 from __future__ import annotations

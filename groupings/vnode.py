@@ -4,7 +4,7 @@ RisingWave hashes a row's distribution key into a fixed number of virtual nodes 
 vnodes to parallel units; a `RescheduleFragment` request names the parallel units added and
 removed, and the meta service computes a new vnode mapping that moves as few vnodes as possible,
 applied at a barrier. The harness's VNODE is that scheme, defined exactly by
-`shared/reference/rescaling.md` §2 (CRC-32 of the key's UTF-8 bytes; it does not claim
+`docs/reference/rescaling.md` §2 (CRC-32 of the key's UTF-8 bytes; it does not claim
 RisingWave's byte-level row hash).
 """
 

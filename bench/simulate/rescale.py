@@ -13,7 +13,7 @@ performed them: a tuple processed by a worker that does not hold its unit's stat
 is an ownership violation, and its update lands in a stray entry (so the final state differs from
 the run without rescaling).
 
-Source: shared/reference/rescaling.md §3-4.
+Source: docs/reference/rescaling.md §3-4.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Rescaling a keyed, stateful stage while the stream runs: schedules, the cost model and the four
 protocols (STOP_THE_WORLD, SHARED_STATE, LEARNER, HANDOFF). Pure Python, no Spark or Kafka: the
 simulator drives it on a virtual clock, the Spark topology at micro-batch boundaries.
-Spec: shared/reference/rescaling.md §3-4; docs/rescaling.md.
+Spec: docs/reference/rescaling.md §3-4; docs/rescaling.md.
 """
 
 from groupings.rescaling.base import FAULTS, Cluster, Move, RescaleProtocol

@@ -14,14 +14,9 @@ HERE = Path(__file__).resolve().parent
 if str(HERE) not in sys.path:
     sys.path.insert(0, str(HERE))
 
-# CI clones the repository with the shared reference folder beside it: <repo>/../shared.
-SHARED = (HERE.parents[1] / ".." / "shared").resolve()
 
 
 @pytest.fixture(scope="session")
 def golden_dir() -> Path:
-    """`shared/reference/golden`; the tests fail (not skip) when it is missing."""
-    folder = SHARED / "reference" / "golden"
-    if not folder.is_dir():
-        pytest.fail(f"reference folder not found: {folder} (clone the repo with shared/ beside it)")
-    return folder
+    """`tests/groupings/golden`: the reference's golden traces (docs/reference/dkg-reference.md §15)."""
+    return HERE / "golden"

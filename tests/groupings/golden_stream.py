@@ -5,7 +5,7 @@ Keys come from a SplitMix64 finaliser, so the stream is reproducible anywhere:
 `now_ms = T0 + 1000*(i // R) + (1000*(i mod R)) // R` and going to instance `i mod S`.
 
 A later `datasets` GOLDEN_SKEW dataset may reimplement this; `groupings` must not depend on it.
-Source: shared/reference/dkg-reference.md §14, vectors in §15.
+Source: docs/reference/dkg-reference.md §14, vectors in §15.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ import com.google.common.hash.HashFunction;
 import java.nio.charset.StandardCharsets;
 
 /**
- * Hashing of the reference groupings (shared/reference/dkg-reference.md §2), with the reference's
+ * Hashing of the reference groupings (docs/reference/dkg-reference.md §2), with the reference's
  * own library: Guava's {@code murmur3_128}, whose digest is the same in 16.0.1 (the reference's
  * build), 19.0 (declared) and 33.x.
  */

@@ -6,7 +6,7 @@ import com.google.common.hash.HashFunction;
  * KEY_GROUP: Apache Flink's key groups ({@code KeyGroupRangeAssignment}), also Volley's two-level
  * hashing, as {@code groupings/key_group.py}: key group {@code murmurHash(key.hashCode()) % M}, worker
  * i owns the contiguous range {@code kg * n / M == i}. Bit-exact with Flink 1.20 for String keys
- * (shared/reference/rescaling.md §1, whose vectors, computed with Flink's own jar, are the tests).
+ * (docs/reference/rescaling.md §1, whose vectors, computed with Flink's own jar, are the tests).
  */
 public final class KeyGroupGrouping extends OwnershipGrouping {
     private static final long serialVersionUID = 1L;

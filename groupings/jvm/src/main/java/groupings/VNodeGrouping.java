@@ -7,7 +7,7 @@ import java.util.zip.CRC32;
  * VNODE: RisingWave-style virtual nodes, as {@code groupings/vnode.py}: vnode {@code CRC-32(UTF-8
  * bytes of the key) % V}, first mapping {@code v * n / V} (KEY_GROUP's ranges); later mappings, by
  * RisingWave's minimal move, come from the control plane through {@link #assign}
- * (shared/reference/rescaling.md §2).
+ * (docs/reference/rescaling.md §2).
  */
 public final class VNodeGrouping extends OwnershipGrouping {
     private static final long serialVersionUID = 1L;

@@ -8,7 +8,7 @@ import java.util.List;
 import java.util.function.BiFunction;
 
 /**
- * The golden stream and protocol of shared/reference/dkg-reference.md §14: SplitMix64 keys
+ * The golden stream and protocol of docs/reference/dkg-reference.md §14: SplitMix64 keys
  * ({@code Turkey} with probability skew %, else {@code K000..K199}), R tuples per virtual second
  * from T0 = 1,000,000 ms, S instances with tuple i going to instance i mod S.
  */
@@ -101,12 +101,12 @@ final class GoldenStream {
         return new Routed(keys, tasks, instances);
     }
 
-    /** shared/reference/golden, from the system property set by the pom (the folder beside the repo). */
+    /** tests/groupings/golden, from the system property set by the pom. */
     static Path goldenDir() {
-        Path dir = Paths.get(System.getProperty("shared.dir", "../../../shared"), "reference", "golden");
+        Path dir = Paths.get(System.getProperty("golden.dir", "../../tests/groupings/golden"));
         if (!Files.isDirectory(dir)) {
             throw new IllegalStateException("reference folder not found: " + dir.toAbsolutePath().normalize()
-                    + " (clone the repository with shared/ beside it)");
+                    + " (tests/groupings/golden of the repository)");
         }
         return dir;
     }

@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** The public golden vectors of dkg-reference.md §15 and the full traces in shared/reference/golden. */
+/** The public golden vectors of dkg-reference.md §15 and the full traces in tests/groupings/golden. */
 class GoldenTest {
     @ParameterizedTest(name = "{0}")
     @CsvSource({

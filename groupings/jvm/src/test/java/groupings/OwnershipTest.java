@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** KEY_GROUP and VNODE against the vectors of shared/reference/rescaling.md §1-2, and {@code assign};
+/** KEY_GROUP and VNODE against the vectors of docs/reference/rescaling.md §1-2, and {@code assign};
  * KEY's rescale (the baseline, §3). */
 class OwnershipTest {
     static final int[] PARALLELISMS = {1, 3, 4, 5, 10, 12, 16, 20};

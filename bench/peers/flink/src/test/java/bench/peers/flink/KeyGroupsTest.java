@@ -7,7 +7,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.CsvSource;
 
-/** Flink's KeyGroupRangeAssignment against docs/rescaling.md section 1 (shared/reference/rescaling.md). */
+/** Flink's KeyGroupRangeAssignment against docs/rescaling.md section 1 (docs/reference/rescaling.md). */
 class KeyGroupsTest {
     private static final int[] PARALLELISMS = {1, 3, 4, 5, 10, 12, 16, 20};
 
