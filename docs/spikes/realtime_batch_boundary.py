@@ -69,10 +69,8 @@ def main(argv=None) -> int:
     lat = done - event
     start = event.min() + args.warmup_s * 1000
     kept = event >= start
-    since = np.full(len(event), np.inf)  # ms since the latest boundary before the tuple arrived
-    for b in bounds:
-        after = event - b
-        since = np.where((after >= 0) & (after < since), after, since)
+    latest = np.searchsorted(bounds, event, side="right") - 1  # the latest boundary at or before arrival
+    since = np.where(latest >= 0, event - bounds[np.maximum(latest, 0)], np.inf)  # ms after it
     edges_s = [0, 1, 2, 3, 5, float(run["config"].get("realtime_batch_s") or 300)]
 
     def line(name: str, mask: np.ndarray) -> str:
