@@ -8,8 +8,10 @@ the e2e options, `TopologyConfig.realtime_task_slots`), where the session's shar
 - every grouping in real-time mode over the session's shared input topic (its recorded 2,000
   records and 5 malformed ones), `realtime-<grouping>`;
 - a live run that replays its own topic (2,000 records at 500 records/s, 1 ms of cost), `realtime-live`;
-- a paced run in a `bench run` grandchild (its own Spark), SIGKILLed once its aggregator has
-  written two batches, then resumed here with the same run id, `realtime-killed`.
+- a paced run with 5 s real-time batches in a `bench run` grandchild (its own Spark), SIGKILLed once
+  its real-time query has committed two batches (so the resumed one restores the grouping instances
+  from their state) and its aggregator has written two, then resumed here with the same run id,
+  `realtime-killed`.
 
 `RealtimeChild` starts it when the first test that uses the stack sets up (tests/conftest.py
 `realtime_child`), once the session's killed drivers have all been killed (six Spark JVMs at once
@@ -33,7 +35,10 @@ from collections.abc import Callable
 from pathlib import Path
 
 KILL_AFTER_BATCHES = 2
-"""The killed run's driver is SIGKILLed once its aggregator has written this many batches."""
+"""The killed run's driver is SIGKILLed once its real-time query has committed this many batches and
+its aggregator has written as many."""
+KILLED_BATCH_S = 5
+"""The killed run's real-time batches, s (Spark's minimum)."""
 LIVE = dict(limit=2000, rate=500.0, cost_ms=1.0, latency_warmup_s=0.0)
 
 
@@ -94,33 +99,42 @@ def options(spec: dict, grouping: str, run_id: str, **extra):
 
 
 def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
-    """A paced DYNAMIC_KEY run (3,000 records at 300 records/s) in a `bench run` child, SIGKILLed
-    after KILL_AFTER_BATCHES aggregator batches, then resumed in `spark` with the same run id."""
+    """A paced DYNAMIC_KEY run (3,000 records at 200 records/s, real-time batches of KILLED_BATCH_S)
+    in a `bench run` child, SIGKILLed after KILL_AFTER_BATCHES real-time and aggregator batches,
+    then resumed in `spark` with the same run id."""
     from bench.run.preflight import prepare
     from bench.run.stream import run_stream
 
     e2e, results = spec["e2e"], Path(spec["results_dir"])
     command = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
-               "--mode", "realtime", "--run-id", run_id, "--limit", "3000", "--rate", "300",
+               "--mode", "realtime", "--run-id", run_id, "--limit", "3000", "--rate", "200",
+               "--realtime-batch-s", str(KILLED_BATCH_S),
                "--bootstrap-servers", spec["bootstrap"], "--no-influx", "--results-dir", str(results),
                "--no-progress", "--timeout-s", "600",
                *[arg for name in ("workers", "splitters", "aggregators", "cost_ms", "worker_window_s",
                                   "aggregator_window_s", "watermark_delay_s", "observer_tick_s")
                  for arg in (f"--{name.replace('_', '-')}", str(e2e[name]))]]
     partials = results / run_id / "partials"
+    commits = results / run_id / "checkpoint" / "realtime" / "commits"
+
+    def done() -> tuple[int, int]:
+        return len(list(partials.glob("batch-*.parquet"))), len([c for c in commits.glob("[0-9]*")])
     with (results / f"{run_id}.log").open("wb") as log:
         child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 600
-    while len(list(partials.glob("batch-*.parquet"))) < KILL_AFTER_BATCHES:
+    while min(done()) < KILL_AFTER_BATCHES:
         if child.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the run to kill ended or stalled before {KILL_AFTER_BATCHES} aggregator batches "
+            raise RuntimeError(f"the run to kill ended or stalled before {KILL_AFTER_BATCHES} real-time and "
+                               f"aggregator batches {done()} "
                                f"(exit {child.returncode}); see {results / f'{run_id}.log'}")
         time.sleep(0.2)
     os.killpg(child.pid, signal.SIGKILL)  # the driver and its Spark JVM, as a machine failure would
     child.wait(30)
-    killed = {"killed_after_batches": len(list(partials.glob("batch-*.parquet")))}
-    summary = run_stream(prepare(options(spec, "DYNAMIC_KEY", run_id, limit=3000, rate=300.0, own_topic=True,
-                                         no_influx=True)), spark=spark, log=lambda *_: None)
+    batches, commits_at_kill = done()
+    killed = {"killed_after_batches": batches, "realtime_commits": commits_at_kill}
+    summary = run_stream(prepare(options(spec, "DYNAMIC_KEY", run_id, limit=3000, rate=200.0, own_topic=True,
+                                         no_influx=True, realtime_batch_s=KILLED_BATCH_S)),
+                         spark=spark, log=lambda *_: None)
     return {**summary, **killed}
 
 
@@ -145,8 +159,8 @@ def main(spec_path: str) -> int:
                           spark=spark, log=lambda *_: None)
         index["realtime-live"] = live["results"]
         killed = killed_then_resumed(spec, spark, f"rt-killed-{stamp}")
-        (Path(killed["results"]) / "killed.json").write_text(json.dumps({"killed_after_batches":
-                                                                          killed["killed_after_batches"]}))
+        (Path(killed["results"]) / "killed.json").write_text(json.dumps(
+            {k: killed[k] for k in ("killed_after_batches", "realtime_commits")}))
         index["realtime-killed"] = killed["results"]
     except Exception:  # reported to the tests through the index
         index["error"] = traceback.format_exc()

@@ -28,6 +28,7 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.functions;
+import org.apache.spark.sql.streaming.ListState;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.StatefulProcessor;
 import org.apache.spark.sql.streaming.TTLConfig;
@@ -36,6 +37,7 @@ import org.apache.spark.sql.streaming.TimerValues;
 import org.apache.spark.sql.streaming.ValueState;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
+import scala.Tuple2;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
@@ -146,9 +148,15 @@ public final class GroupingStage {
      * row) for the whole real-time batch, so an instance restored from its state for every call
      * costs a Java deserialization per tuple: with DYNAMIC_KEY, 40 % of the executor tasks' time at
      * 500 tuples/s (Java Flight Recorder, 2026-11-29). Each task keeps its instances in memory
-     * instead, restored once per batch, and writes them to their state after every row, which is
-     * what a batch committed at any row needs; no routing summary is built (the real-time query
-     * observes no metrics: its aggregator counts the loads, bench/topology/realtime.py).
+     * instead, restored once per batch. A batch may commit after any row, and the state must then
+     * give the instance as that row left it, but a Java serialization per row held DYNAMIC_KEY's
+     * real-time query to 4,000 tuples/s at cost 0 (2026-11-29). So the state is a snapshot and a
+     * changelog: each routed tuple appends its key and clock to the instance's changelog, and the
+     * next batch restores the snapshot, replays the changelog through it ({@link
+     * ReferenceGrouping#choose} is deterministic), and writes it as the new snapshot once. (An
+     * event-time timer does not mark a batch's end: Real-Time Mode fires expired timers between
+     * rows.) No routing summary is built (the real-time query observes no metrics: its aggregator
+     * counts the loads, bench/topology/realtime.py).
      *
      * @param realTime the query runs in Real-Time Mode; no rescale then
      * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String, String, Dataset)},
@@ -230,9 +238,12 @@ public final class GroupingStage {
         private final boolean kafkaClock;
         private final Rescale rescale;
         private final boolean realTime;
-        /** Real-Time Mode: this task's instances, by splitter, as routed so far (their state holds the same). */
+        /** Real-Time Mode: this task's instances, by splitter, as routed so far (their snapshot and
+         * changelog hold the same). */
         private transient HashMap<Integer, Instance> routers;
         private transient ValueState<byte[]> instance;
+        /** Real-Time Mode: (key, clock ms) of each tuple routed since {@link #instance}'s snapshot. */
+        private transient ListState<Tuple2<String, Long>> changelog;
         private transient ValueState<Integer> epoch;
         private transient ValueState<byte[]> handoffState;
 
@@ -250,6 +261,10 @@ public final class GroupingStage {
         public void init(OutputMode outputMode, TimeMode timeMode) {
             routers = new HashMap<>();
             instance = getHandle().getValueState("grouping", Encoders.BINARY(), TTLConfig.NONE());
+            if (realTime) {
+                changelog = getHandle().getListState("changelog", Encoders.tuple(Encoders.STRING(), Encoders.LONG()),
+                        TTLConfig.NONE());
+            }
             if (rescale.any()) {
                 epoch = getHandle().getValueState("rescale_epoch", Encoders.INT(), TTLConfig.NONE());
             }
@@ -293,9 +308,13 @@ public final class GroupingStage {
             Instance router = routers.get(splitter);
             if (router == null && instance.exists()) {
                 router = (Instance) restore(instance.get());
+                if (realTime) {
+                    replayChangelog(router);
+                }
             }
             long[] now = clock(batch, router == null ? null : router.clockMs, System.currentTimeMillis());
-            if (router == null) {
+            boolean created = router == null;
+            if (created) {
                 router = new Instance(Groupings.create(grouping, workers, now[0], params), now[0]);
                 applied = 0;
             }
@@ -324,11 +343,34 @@ public final class GroupingStage {
             if (now.length > 0) {
                 router.clockMs = now[now.length - 1];
             }
-            instance.update(save(router));
+            if (!realTime || created) {
+                instance.update(save(router));
+            } else {
+                for (int i = 0; i < batch.size(); i++) {
+                    changelog.appendValue(new Tuple2<>(batch.get(i).getString(5), now[i]));
+                }
+            }
             if (realTime) {
                 routers.put(splitter, router);
             }
             return CollectionConverters.asScala(out.iterator());
+        }
+
+        /** Real-Time Mode: the tuples of {@link #changelog} routed again through {@code router}, restored
+         * from its snapshot, in their order and with their clocks; the result is the new snapshot
+         * (the changelog cleared) when there were any. */
+        private void replayChangelog(Instance router) {
+            scala.collection.Iterator<Tuple2<String, Long>> routed = changelog.get();
+            if (!routed.hasNext()) {
+                return;
+            }
+            while (routed.hasNext()) {
+                Tuple2<String, Long> tuple = routed.next();
+                router.grouping.choose(tuple._1(), tuple._2());
+                router.clockMs = tuple._2();
+            }
+            instance.update(save(router));
+            changelog.clear();
         }
 
         /** This instance's part of a hand-off with the HANDOFF steps of {@code controls} applied in
