@@ -28,7 +28,7 @@ import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.functions;
-import org.apache.spark.sql.streaming.ListState;
+import org.apache.spark.sql.streaming.MapState;
 import org.apache.spark.sql.streaming.OutputMode;
 import org.apache.spark.sql.streaming.StatefulProcessor;
 import org.apache.spark.sql.streaming.TTLConfig;
@@ -149,8 +149,10 @@ public final class GroupingStage {
      * costs a Java deserialization per tuple: with DYNAMIC_KEY, 40 % of the executor tasks' time at
      * 500 tuples/s (Java Flight Recorder, 2026-11-29). Each task keeps its instances in memory
      * instead, restored once per batch. A batch may commit after any row, and the state must then
-     * give the instance as that row left it, but a Java serialization per row held DYNAMIC_KEY's
-     * real-time query to 4,000 tuples/s at cost 0 (2026-11-29). So the state is a snapshot and a
+     * give the instance as that row left it, and a Java serialization per row is dear: DYNAMIC_KEY
+     * at 8,000 tuples/s and cost 0 (make capacity, real-time step, 2026-11-29, two runs each,
+     * interleaved) had p99 11.6-13.5 s and 386-405 us of CPU per record so, 1.1-3.7 s and 307-335 us
+     * with the changelog (neither holds; 4,000 tuples/s does). So the state is a snapshot and a
      * changelog: each routed tuple appends its key and clock to the instance's changelog, and the
      * next batch restores the snapshot, replays the changelog through it ({@link
      * ReferenceGrouping#choose} is deterministic), and writes it as the new snapshot once. (An
@@ -242,8 +244,11 @@ public final class GroupingStage {
          * changelog hold the same). */
         private transient HashMap<Integer, Instance> routers;
         private transient ValueState<byte[]> instance;
-        /** Real-Time Mode: (key, clock ms) of each tuple routed since {@link #instance}'s snapshot. */
-        private transient ListState<Tuple2<String, Long>> changelog;
+        /** Real-Time Mode: (key, clock ms) of each tuple routed since {@link #instance}'s snapshot, by its
+         * position from 0 (a map: a list state's append slowed as its list grew, to 30 tuples/s). */
+        private transient MapState<Long, Tuple2<String, Long>> changelog;
+        /** Real-Time Mode: the position of each instance's next tuple in its changelog. */
+        private transient HashMap<Integer, Long> logged;
         private transient ValueState<Integer> epoch;
         private transient ValueState<byte[]> handoffState;
 
@@ -262,8 +267,9 @@ public final class GroupingStage {
             routers = new HashMap<>();
             instance = getHandle().getValueState("grouping", Encoders.BINARY(), TTLConfig.NONE());
             if (realTime) {
-                changelog = getHandle().getListState("changelog", Encoders.tuple(Encoders.STRING(), Encoders.LONG()),
-                        TTLConfig.NONE());
+                changelog = getHandle().getMapState("changelog", Encoders.LONG(),
+                        Encoders.tuple(Encoders.STRING(), Encoders.LONG()), TTLConfig.NONE());
+                logged = new HashMap<>();
             }
             if (rescale.any()) {
                 epoch = getHandle().getValueState("rescale_epoch", Encoders.INT(), TTLConfig.NONE());
@@ -346,9 +352,11 @@ public final class GroupingStage {
             if (!realTime || created) {
                 instance.update(save(router));
             } else {
+                long position = logged.getOrDefault(splitter, 0L);
                 for (int i = 0; i < batch.size(); i++) {
-                    changelog.appendValue(new Tuple2<>(batch.get(i).getString(5), now[i]));
+                    changelog.updateValue(position++, new Tuple2<>(batch.get(i).getString(5), now[i]));
                 }
+                logged.put(splitter, position);
             }
             if (realTime) {
                 routers.put(splitter, router);
@@ -360,14 +368,15 @@ public final class GroupingStage {
          * from its snapshot, in their order and with their clocks; the result is the new snapshot
          * (the changelog cleared) when there were any. */
         private void replayChangelog(Instance router) {
-            scala.collection.Iterator<Tuple2<String, Long>> routed = changelog.get();
-            if (!routed.hasNext()) {
+            List<Tuple2<Long, Tuple2<String, Long>>> routed = new ArrayList<>();
+            changelog.iterator().foreach(routed::add);
+            if (routed.isEmpty()) {
                 return;
             }
-            while (routed.hasNext()) {
-                Tuple2<String, Long> tuple = routed.next();
-                router.grouping.choose(tuple._1(), tuple._2());
-                router.clockMs = tuple._2();
+            routed.sort(Comparator.comparingLong(Tuple2::_1));
+            for (Tuple2<Long, Tuple2<String, Long>> entry : routed) {
+                router.grouping.choose(entry._2()._1(), entry._2()._2());
+                router.clockMs = entry._2()._2();
             }
             instance.update(save(router));
             changelog.clear();
