@@ -12,12 +12,16 @@ from bench.run.stream import run_stream
 from bench.run.preflight import Prepared, prepare
 
 WARM_UP_RECORDS = 50_000
+REALTIME_WARM_UP_S = 30.0
+"""A real-time run's warm-up before a live replay: this many seconds of input at the run's own rate
+and cost, replayed live as the run's will be."""
 
 
 def warm_up(spark, first: Prepared, log=print) -> dict:
-    """Run the first grouping once, unmeasured and at cost 0, on the first WARM_UP_RECORDS records
-    of the dataset (recorded into `<topic>.warmup`), in a temporary results folder and without
-    InfluxDB.
+    """Run the first grouping once, unmeasured, in a temporary results folder and without InfluxDB:
+    at cost 0 on the first WARM_UP_RECORDS records of the dataset (recorded into `<topic>.warmup`);
+    a real-time run that replays live, on REALTIME_WARM_UP_S of its input replayed live at its own
+    rate and cost instead.
 
     The first query of a session pays the start-up of the JVM's code paths and of a Python worker
     per task slot and stage: on two busy cores, 150 s more for whichever grouping a run-all ran
@@ -27,15 +31,28 @@ def warm_up(spark, first: Prepared, log=print) -> dict:
     still took 12.1-14.9 s for a 200,000-record batch against 5.7-6.1 s in the run after it (the
     JIT compiles the per-record paths only once they have run often). With WARM_UP_RECORDS read
     at cost 0 (the cost is a sleep, nothing to warm), every measured run starts with the same warm
-    session. Returns the warm-up's summary (not reported)."""
+    session.
+
+    Real-time mode runs each tuple through the query on its own, and a new query's first seconds of
+    a paced input ran slower than the rest after an unpaced warm-up: `make bench GROUPING=DYNAMIC_KEY
+    MODE=realtime` (500 records/s, cost 1 ms) had LAT p99 505-516 ms in its first 20 s and 107-186 ms
+    after them, with the Spark JVM at 1.5 cores, then 0.8-1.0 (2026-11-29). So its warm-up replays
+    the run's own pace. Returns the warm-up's summary (not reported)."""
     topic = f"{first.config.topic}.warmup"[:249]
+    live = first.config.realtime and bool(first.options.rate)
+    if live:
+        limit, rate, cost_ms = int(REALTIME_WARM_UP_S * first.options.rate), first.options.rate, first.options.cost_ms
+    else:
+        limit, rate, cost_ms = WARM_UP_RECORDS, None, 0.0
     with tempfile.TemporaryDirectory(prefix="bench-warmup-") as folder:
         options = replace(first.options, run_id=f"warmup-{first.run_id}"[:100], topic=topic, own_topic=False,
-                          limit=WARM_UP_RECORDS, rate=None, cost_ms=0.0, no_influx=True, results_dir=Path(folder),
+                          limit=limit, rate=rate, cost_ms=cost_ms, no_influx=True, results_dir=Path(folder),
                           checkpoint_root=None, experiment_id=None, progress=False)
         prepared = prepare(options, ensure_stack=False, log=log)
-        record_input([prepared], log=lambda *_: None)
-        log(f"warming up the Spark session ({first.config.grouping}, {WARM_UP_RECORDS} records, not measured) ...")
+        if not live:
+            record_input([prepared], log=lambda *_: None)
+        log(f"warming up the Spark session ({first.config.grouping}, {limit} records"
+            f"{f' live at {rate:g} records/s' if live else ''}, not measured) ...")
         return run_stream(prepared, spark=spark, log=lambda *_: None)
 
 
