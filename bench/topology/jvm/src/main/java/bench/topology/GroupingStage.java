@@ -151,9 +151,9 @@ public final class GroupingStage {
      * instead, restored once per batch. A batch may commit after any row, and the state must then
      * give the instance as that row left it, and a Java serialization per row is dear: DYNAMIC_KEY
      * at 8,000 tuples/s and cost 0 (make capacity, real-time step, 2026-11-29, two runs each,
-     * interleaved) had p99 11.6-13.5 s and 386-405 us of CPU per record so, 1.1-3.7 s and 307-335 us
-     * with the changelog (neither holds; 4,000 tuples/s does). So the state is a snapshot and a
-     * changelog: each routed tuple appends its key and clock to the instance's changelog, and the
+     * interleaved) had p99 11.6-13.5 s and 386-405 us of CPU per record that way, against 1.1-3.7 s
+     * and 307-335 us with the changelog (neither holds; 4,000 tuples/s held before). So the state is
+     * a snapshot and a changelog: each routed tuple appends its key and clock to the changelog, and the
      * next batch restores the snapshot, replays the changelog through it ({@link
      * ReferenceGrouping#choose} is deterministic), and writes it as the new snapshot once. (An
      * event-time timer does not mark a batch's end: Real-Time Mode fires expired timers between
