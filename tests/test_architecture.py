@@ -1,4 +1,4 @@
-"""The structure ARCHITECTURE.md promises, checked on the source: import layers and no cycles
+"""The structure docs/architecture.md promises, checked on the source: import layers and no cycles
 (import-linter's contracts in pyproject.toml), project imports at the top of their modules, and
 functions and modules short enough to read.
 

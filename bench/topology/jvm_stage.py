@@ -1,7 +1,7 @@
 """The grouping stage in the JVM (bench/topology/jvm/, `GroupingStage.java`): its jars, built on first
 use, and the call that puts it into the query.
 
-ARCHITECTURE.md, "Control plane and data plane": the tuples of a built-in grouping are routed in the
+docs/architecture.md, "Control plane and data plane": the tuples of a built-in grouping are routed in the
 JVM by the Java groupings (groupings/jvm, checked against the same golden vectors as `groupings`),
 with their instances in Spark's state store; PySpark builds the query and hands the splitter's
 DataFrame to `GroupingStage.apply` through py4j. A rescale run hands it every routing of its

@@ -41,7 +41,7 @@ import scala.Tuple2;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The grouping stage in the JVM (ARCHITECTURE.md, "Control plane and data plane"): Storm's custom
+ * The grouping stage in the JVM (docs/architecture.md, "Control plane and data plane"): Storm's custom
  * stream grouping, one {@link ReferenceGrouping} per splitter instance kept in Spark's state store,
  * routing exactly as bench/topology/grouping_stage.py's {@code route_batch} does for a run without
  * a rescale, with the Java groupings of groupings/jvm (checked against the same golden vectors as
