@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
@@ -179,27 +180,32 @@ def read_batches(folder: Path) -> pd.DataFrame:
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 
 
-def read_aggregates(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> dict[str, dict]:
-    """The `<run>.aggregates` topic read to its end, last value per key (`<window_start_ms>|<key>`)."""
+def read_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> Iterator[tuple[bytes | None, bytes]]:
+    """Every record of `topic` from its start to the end it had when the read began, as (key, value),
+    in offset order per partition; nothing for a topic that does not exist. Stops after `timeout_s`
+    without raising, so a caller that needs the whole topic checks what it got."""
     consumer = Consumer({"bootstrap.servers": bootstrap_servers, "group.id": f"bench-reader-{time.time_ns()}",
                          "enable.auto.commit": False, "auto.offset.reset": "earliest"}, logger=KAFKA_LOGGER)
     try:
         meta = consumer.list_topics(topic, timeout=timeout_s).topics.get(topic)
         if meta is None or meta.error is not None:
-            return {}
+            return
         parts = [TopicPartition(topic, p, 0) for p in meta.partitions]
         ends = {p.partition: consumer.get_watermark_offsets(p, timeout=timeout_s)[1] for p in parts}
         consumer.assign(parts)
         done = {p for p, end in ends.items() if end == 0}
-        out: dict[str, dict] = {}
         deadline = time.monotonic() + timeout_s
         while len(done) < len(ends) and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is None or msg.error():
                 continue
-            out[msg.key().decode()] = json.loads(msg.value())
+            yield msg.key(), msg.value()
             if msg.offset() + 1 >= ends[msg.partition()]:
                 done.add(msg.partition())
-        return out
     finally:
         consumer.close()
+
+
+def read_aggregates(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> dict[str, dict]:
+    """The `<run>.aggregates` topic read to its end, last value per key (`<window_start_ms>|<key>`)."""
+    return {key.decode(): json.loads(value) for key, value in read_topic(bootstrap_servers, topic, timeout_s)}

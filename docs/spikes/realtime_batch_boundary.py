@@ -20,32 +20,16 @@ import sys
 from pathlib import Path
 
 import numpy as np
-from confluent_kafka import Consumer, TopicPartition
 
 from bench.results.reader import results_root
+from bench.topology.sink import read_topic
 
 
 def partial_updates(bootstrap: str, topic: str) -> np.ndarray:
     """(event_ms, done_ms) of every update in `topic` (float64, shape (n, 2)), read from its start."""
-    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": f"boundary-{topic}",
-                         "enable.auto.commit": False, "auto.offset.reset": "earliest"})
-    try:
-        partitions = consumer.list_topics(topic, timeout=10).topics[topic].partitions
-        ends = {p: consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=10)[1] for p in partitions}
-        consumer.assign([TopicPartition(topic, p, 0) for p in partitions])
-        rows, left = [], {p for p, end in ends.items() if end > 0}
-        while left:
-            for message in consumer.consume(10_000, timeout=2):
-                if message.error():
-                    raise RuntimeError(message.error())
-                if message.offset() + 1 >= ends[message.partition()]:
-                    left.discard(message.partition())
-                update = json.loads(message.value())
-                if update.get("done_us") is not None:
-                    rows.append((update["event_ms"], update["done_us"] / 1000))
-        return np.array(rows, dtype=np.float64)
-    finally:
-        consumer.close()
+    updates = (json.loads(value) for _, value in read_topic(bootstrap, topic, timeout_s=120))
+    return np.array([(u["event_ms"], u["done_us"] / 1000) for u in updates if u.get("done_us") is not None],
+                    dtype=np.float64)
 
 
 def boundaries_ms(checkpoint: Path) -> np.ndarray:
