@@ -34,7 +34,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(MODE),--mode $(MODE)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test test-fast chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
+.PHONY: help install venv up down status test test-fast fuzz chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY [MODE=realtime]  run the main job end to end (installs and starts what it needs)"
@@ -43,6 +43,7 @@ help:
 	@echo "make capacity [GROUPINGS=..] [COST_MS=0,1] [PEERS=storm] maximum sustainable throughput per grouping, both modes [and Storm] (rate steps)"
 	@echo "make test                         every test: unit and integration (real Kafka, Spark, InfluxDB, Chromium, Maven); the 20 slowest"
 	@echo "make test-fast                    the tests that need no service (no Kafka, Spark, InfluxDB, Maven, browser), under 2 minutes"
+	@echo "make fuzz                         the input parsers' property tests (Hypothesis), 10,000 generated examples each"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/faults.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, stages, simulator [, harness/Storm per grouping]"
@@ -89,6 +90,13 @@ test: install
 
 test-fast: $(STAMP)
 	$(PY) -m pytest -m "$(FAST_TIER)" --fast-tier-limit=$(FAST_LIMIT)
+
+# The property tests of the user-file readers and of the splitter's decoding, with the "fuzz" profile
+# (tests/conftest.py); `make test` runs the same tests with Hypothesis's default number of examples.
+FUZZ_TESTS := tests/datasets/test_parser_properties.py
+
+fuzz: install
+	$(PY) -m pytest $(FUZZ_TESTS) --hypothesis-profile=fuzz --hypothesis-show-statistics --fast-tier-limit=3600
 
 chaos: install
 	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v

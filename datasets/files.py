@@ -1,8 +1,8 @@
 """Readers for user-supplied files: plain, .gz or .bz2, line by line, never whole.
 
 A ``path`` may be a file, a directory (its files, sorted by name: e.g. a folder of hourly
-pageview dumps) or a glob pattern. Lines are decoded as UTF-8 with U+FFFD for invalid bytes, which
-is what the reference's Java reader does. Malformed lines are skipped, counted and reported with
+pageview dumps) or a glob pattern. Lines end at LF, CR or CR LF and are decoded as UTF-8 with U+FFFD
+for invalid bytes, which is what the reference's Java reader does. Malformed lines are skipped, counted and reported with
 their file and 1-based line number (``Dataset.malformed``); lines that are deliberately not records
 (a header, a tweet-stream ``limit`` notice) are counted in ``Dataset.skipped``.
 """
@@ -13,8 +13,12 @@ import bz2
 import glob
 import gzip
 import hashlib
+import io
 import json
 import os
+import re
+import unicodedata
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
@@ -43,21 +47,41 @@ def resolve_paths(path: str | os.PathLike) -> list[Path]:
     return [Path(f) for f in sorted(glob.glob(str(p))) if Path(f).is_file()]
 
 
+GZIP_MAGIC = b"\x1f\x8b\x08"
+"""A gzip member's first bytes: its magic and the deflate method (RFC 1952)."""
+BZIP2_MAGIC = re.compile(rb"BZh[1-9](1AY&SY|\x17rE8P\x90)")
+"""A bzip2 stream's first bytes: `BZh`, the block size, then a block's or the end's magic number."""
+
+
+class DatasetFileCorrupt(ValueError):
+    """A compressed user file that cannot be read to its end (its name and the last line read)."""
+
+
 def open_binary(path: Path) -> BinaryIO:
+    """`path` opened for reading, decompressed when its first bytes are a gzip or bzip2 header (a
+    plain file that merely starts with ``BZh`` is read as it is)."""
     with open(path, "rb") as f:
-        magic = f.read(3)
-    if magic[:2] == b"\x1f\x8b":
+        magic = f.read(10)
+    if magic.startswith(GZIP_MAGIC):
         return gzip.open(path, "rb")  # type: ignore[return-value]
-    if magic == b"BZh":
+    if BZIP2_MAGIC.match(magic):
         return bz2.open(path, "rb")  # type: ignore[return-value]
     return open(path, "rb", buffering=1 << 20)
 
 
 def iter_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(1-based line number, line without its end-of-line) for every line of a file."""
-    with open_binary(path) as f:
-        for n, raw in enumerate(f, 1):
-            yield n, raw.decode("utf-8", "replace").rstrip("\r\n")
+    """(1-based line number, line without its end) for every line of a file, decoded as UTF-8 with
+    U+FFFD for invalid bytes. Lines end as Java's `BufferedReader.readLine` ends them, the reference's
+    producers' reader: at LF, CR or CR LF.
+
+    Raises: DatasetFileCorrupt for a compressed file that ends early or is not what its header says."""
+    n = 0
+    try:
+        with open_binary(path) as f, io.TextIOWrapper(f, encoding="utf-8", errors="replace", newline=None) as text:
+            for n, line in enumerate(text, 1):
+                yield n, line[:-1] if line.endswith("\n") else line
+    except (OSError, EOFError, zlib.error) as e:
+        raise DatasetFileCorrupt(f"{path}: cannot be read past line {n} ({e})") from None
 
 
 SHA256_CACHE_MIN_BYTES = 16 << 20
@@ -173,9 +197,15 @@ def java_split(s: str, sep: str) -> list[str]:
 
 
 def parse_java_int(s: str, bits: int = 32) -> int:
-    """Java ``Integer.parseInt`` / ``Long.parseLong``: optional sign, ASCII digits, in range."""
+    """Java ``Integer.parseInt`` (32) / ``Long.parseLong`` (64): an optional sign, then decimal digits,
+    each a UTF-16 char that ``Character.digit(c, 10)`` takes (Unicode category Nd: ``"\u0661\u0662"``
+    is 12, as in Java), in range. Raises ValueError where Java throws NumberFormatException."""
     body = s[1:] if s[:1] in "+-" else s
-    if not body or not body.isascii() or not body.isdigit():
+    if not body:
+        raise ValueError(s)
+    if not (body.isascii() and body.isdigit()) and any(
+        ord(c) > 0xFFFF or unicodedata.category(c) != "Nd" for c in body
+    ):
         raise ValueError(s)
     v = int(s)
     if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):

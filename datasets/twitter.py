@@ -91,13 +91,17 @@ class TwitterTicker(FileDataset, JsonKeyDataset):
 
 _STREAM_NOTICES = ("delete", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
 _CREATED_AT = "%a %b %d %H:%M:%S %z %Y"
+JSON_WHITESPACE = " \t\n\r"
+"""What JSON allows around a value (RFC 8259): a line of nothing else is blank (an NBSP is not)."""
 
 
 def _int_or_none(v) -> int | None:
+    """A tweet's timestamp field as a Java long: a JSON integer in int64, or a string that
+    ``Long.parseLong`` takes; None otherwise."""
     if isinstance(v, bool):
         return None
     if isinstance(v, int):
-        return v
+        return v if J.INT64_MIN <= v <= J.INT64_MAX else None
     if isinstance(v, str):
         try:
             return parse_java_int(v, 64)
@@ -122,11 +126,11 @@ class TwitterElection(FileDataset):
     )
 
     def parse_line(self, line: str, file: Path) -> SourceRecord:
-        if not line.strip():
+        if not line.strip(JSON_WHITESPACE):
             raise Skip("blank line")
         try:
             tweet = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: arrays or objects nested too deep
             raise MalformedRecord("invalid json") from None
         if not isinstance(tweet, dict):
             raise MalformedRecord("invalid json")

@@ -56,7 +56,7 @@ class WikipediaPageviews(FileDataset):
             fields = line.split(" ")
             if len(fields) != 4:
                 raise MalformedRecord("expected 'ts<TAB>url' or 4 space-separated WikiBench fields")
-            m = re.fullmatch(r"(\d+)(?:\.(\d{1,3}))?", fields[1])
+            m = re.fullmatch(r"([0-9]+)(?:\.([0-9]{1,3}))?", fields[1])  # ASCII digits, as WikiBench writes
             if not m:
                 raise MalformedRecord("timestamp is not epoch seconds")
             ts = int(m.group(1))

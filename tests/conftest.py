@@ -27,6 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
@@ -34,6 +35,12 @@ from tests.killing import Killed, KilledDrivers
 from tests.realtime_runs import RealtimeChild
 
 pytest_plugins = ["tests.tiers"]
+
+FUZZ_EXAMPLES = 10_000
+settings.register_profile("fuzz", max_examples=FUZZ_EXAMPLES, deadline=None, print_blob=True)
+"""`make fuzz` (`--hypothesis-profile=fuzz`): the property tests of the input's parsers with
+FUZZ_EXAMPLES generated examples each, where `make test` runs Hypothesis's default (100). Tests that
+set their own `max_examples` (the groupings' properties) keep it."""
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
