@@ -87,6 +87,7 @@ def options_from(args, grouping: str, run_id: str | None, experiment_id: str | N
 
 def _report(summaries: list[dict], as_json: bool) -> int:
     # deferred: the summary module loads pandas (see _run_many)
+    from bench.observer.resources import describe_growth
     from bench.run.floor import describe_floor
     from bench.run.summary import format_table
 
@@ -122,6 +123,8 @@ def _report(summaries: list[dict], as_json: bool) -> int:
         for a in replays:
             print(f"replay resumed in attempt {a['attempt']}: {a['records_in_topic_before']:,} records were in "
                   f"the topic, {a['records_replayed']:,} replayed")
+        if line := describe_growth(s.get("resources") or {}):
+            print(line)
         if s.get("logs"):
             print(describe(s["logs"]))
         print(f"run record: {s['results']}")

@@ -29,6 +29,8 @@ FIGURES = {
                              "no throughput column in the metrics of these runs"),
     "latency_over_time": ("latency over time",
                           "no latency in these runs: simulate records carry none; stream runs add latency_* columns"),
+    "resources_over_time": ("memory, checkpoint, state store and batch time over time",
+                            "no resource samples in these runs: simulate records carry none"),
 }
 
 
@@ -116,6 +118,8 @@ class Comparison:
             return fig_mod.throughput_over_time(self.metrics, labels)
         if name == "latency_over_time":
             return fig_mod.latency_over_time(self.metrics, labels)
+        if name == "resources_over_time":
+            return fig_mod.resources_over_time(self.metrics, labels)
         raise KeyError(f"unknown figure {name!r}; known: {', '.join(FIGURES)}")
 
     def figures(self) -> dict:

@@ -16,6 +16,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from bench.compare.table import metric_name
+from bench.observer.resources import SOAK_COLUMNS
 
 _SIZE = (8.0, 4.2)
 
@@ -164,6 +165,13 @@ def throughput_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | N
 def latency_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | None:
     """Every `latency*` column of the metrics over time (ms), one panel each; None when no run has latency."""
     return _panels_over_time(_with_labels(metrics, labels), labels, _is_latency)
+
+
+def resources_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | None:
+    """What the runs held over time, one panel each (a soak's figure, `bench.observer.resources`): the
+    driver's and Spark's resident memory and the checkpoint's size (MiB), the state store's memory
+    (bytes) and the batch time (ms); None when no run sampled any."""
+    return _panels_over_time(_with_labels(metrics, labels), labels, lambda c: c in SOAK_COLUMNS, from_zero=True)
 
 
 def _panels_over_time(m: pd.DataFrame, labels: pd.Series, wanted, *, note: str = "",

@@ -16,6 +16,11 @@ _NAMES = {
     "throughput_ratio": "throughput (rec/s)",
     "duration_ms": "duration (ms)",
     "processed_rows_per_s": "Spark processed rows/s",
+    "driver_rss_mib": "driver RSS (MiB)",
+    "spark_rss_mib": "Spark RSS (MiB)",
+    "checkpoint_mib": "checkpoint (MiB)",
+    "state_memory_bytes": "state store memory (bytes)",
+    "batch_duration_ms": "batch time (ms)",
 }
 
 

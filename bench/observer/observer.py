@@ -95,6 +95,8 @@ class Observer:
         self._last_reference: dict = {}
         self._previous_loads = np.zeros(workers, dtype=np.int64)
         self.output_errors: list[str] = []
+        self.resources = None
+        """A callable giving each tick's resource figures (`bench.observer.resources.ResourceProbe`), or None."""
         self.audited = {"records": 0, "malformed": 0}
         """A real-time run's input records and malformed ones, counted by its input audit
         (`bench.topology.audit`) rather than per batch."""
@@ -236,6 +238,7 @@ class Observer:
             **self._latency(fresh, "latency"),
             **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),
             "hottest_keys": json.dumps(hottest_keys(agg)),
+            **(self.resources() if self.resources is not None else {}),
         }
         if self.rescale_spans is not None:
             since = self.rows[-1]["time_ms"] if self.rows else (self.start_ms or now_ms)

@@ -25,6 +25,7 @@ from bench.logs import RunLogs
 from bench.observer.distribution_topic import DistributionTopic
 from bench.observer.listener import ProgressListener
 from bench.observer.observer import Observer
+from bench.observer.resources import ResourceProbe, jvm_pid
 from bench.results.record import RunRecord
 from bench.run.input import BackgroundReplay, consumed, ensure_topics, input_conditions, replayed, send_end_of_input
 from bench.run.outputs import InfluxOutput, influx_writer
@@ -158,11 +159,13 @@ class StreamRun:
         return tuple(outputs)
 
     def start_session(self) -> None:
-        """Spark (unless the caller gave a session) and its task slots, recorded in run.json."""
+        """Spark (unless the caller gave a session) and its task slots, recorded in run.json; the
+        observer's resource probe (the JVM's and the driver's memory, the checkpoint's size)."""
         if self.own_session:
             self.log(f"starting Spark ({self.options.master}) ...")
             self.spark = build_session(self.options.master, self.config.aggregators)
         self.slots = task_slots(self.spark)
+        self.observer.resources = ResourceProbe(jvm_pid(self.spark), self.config.checkpoint_dir)
         self.base_run["task_slots"] = self.slots
         self.write_run_json()
 

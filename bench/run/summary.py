@@ -3,7 +3,10 @@
 
 from __future__ import annotations
 
+import pandas as pd
+
 from bench.observer.observer import exact_worker_figures, hottest_keys, window_latency_figures
+from bench.observer.resources import growth
 from bench.rescale.journal import Journal
 from bench.run.input import describe_input, input_conditions
 from bench.run.preflight import Prepared
@@ -80,6 +83,9 @@ def summarize(prepared: Prepared, observer, replay_summary, status, error, influ
         "checks": checks,
         "batches": len(observer.batches),
         "ticks": len(observer.rows),
+        # A soak's question: did memory, the checkpoint, the state and the batch time stay flat after
+        # the warm-up (first quarter of the ticks against the last; bench.observer.resources)?
+        "resources": growth(pd.DataFrame(observer.rows), prepared.options.latency_warmup_s),
         "influx": influx.status() if influx is not None else None,
         "distribution_topic": distribution.status(),
         "output_errors": observer.output_errors[:5],

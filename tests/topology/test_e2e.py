@@ -13,6 +13,7 @@ import urllib.parse
 import urllib.request
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from bench.run.stream import run_stream
@@ -66,6 +67,14 @@ def test_topology_end_to_end(stack, stream_runs, input_topic, grouping):
     assert influx_count(stack, run_id) >= 1
     record = Path(summary["results"])
     assert {"run.json", "summary.json", "metrics.parquet"} <= {p.name for p in record.iterdir()}
+
+
+def test_every_tick_samples_the_runs_memory_and_checkpoint(stream_runs):
+    """A soak's figures (`bench.observer.resources`) on every tick of a run: the driver's and Spark's
+    resident memory, and the checkpoint's size once the first batch committed."""
+    metrics = pd.read_parquet(Path(stream_runs["KEY"]["results"]) / "metrics.parquet")
+    assert (metrics["driver_rss_mib"] > 50).all() and (metrics["spark_rss_mib"] > 100).all(), metrics
+    assert metrics["checkpoint_mib"].iloc[-1] > 0
 
 
 def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):

@@ -1,0 +1,126 @@
+"""What a run holds over time, for a soak: the resident memory of the Python driver and of Spark's
+JVMs, and the size of the run's checkpoint folder, sampled at every observer tick (metrics.parquet,
+InfluxDB) beside the batch time and the state store's memory that Spark's progress gives.
+
+`growth` says whether each stayed flat: the median of the last quarter of a run's ticks after its
+warm-up against the median of the first quarter (summary.json `resources`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import psutil
+
+MIB = 1 << 20
+RESOURCE_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "checkpoint_mib")
+"""The tick columns a `ResourceProbe` adds: the driver's (this Python process's) resident memory, that
+of Spark's JVM and of every process it started (executors of a local cluster), and the bytes under
+the run's checkpoint folder (offset and commit logs, state store files), all in MiB."""
+SOAK_COLUMNS = RESOURCE_COLUMNS + ("state_memory_bytes", "batch_duration_ms")
+"""What `growth` reads: the resources, the state store's memory (Spark's progress, micro-batch mode)
+and the batch time."""
+FLAT_GROWTH_PCT = 10.0
+"""A series is flat when its last quarter's median is at most this much above its first quarter's, %."""
+
+
+def folder_bytes(folder: Path) -> int:
+    """The bytes of every file under `folder` (0 when it does not exist); files that vanish while
+    it is read (Spark deletes old state files and logs) are left out."""
+    total = 0
+    for root, _dirs, files in os.walk(folder):
+        for name in files:
+            try:
+                total += os.stat(os.path.join(root, name)).st_size
+            except FileNotFoundError:
+                pass
+    return total
+
+
+def tree_rss(pid: int) -> int | None:
+    """Resident bytes of process `pid` and of all its descendants; None when `pid` is gone."""
+    try:
+        root = psutil.Process(pid)
+        processes = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return None
+    total = 0
+    for process in processes:
+        try:
+            total += process.memory_info().rss
+        except psutil.NoSuchProcess:
+            pass
+    return total
+
+
+@dataclass
+class ResourceProbe:
+    """One sample per call (the observer's `resources`): RESOURCE_COLUMNS as a dict.
+
+    Args: spark_pid: the Spark JVM's process id (`jvm_pid`), None for none (its column is then None);
+        checkpoint_dir: the run's checkpoint folder."""
+
+    spark_pid: int | None
+    checkpoint_dir: Path
+
+    def __call__(self) -> dict:
+        spark = tree_rss(self.spark_pid) if self.spark_pid is not None else None
+        return {
+            "driver_rss_mib": round(psutil.Process().memory_info().rss / MIB, 1),
+            "spark_rss_mib": None if spark is None else round(spark / MIB, 1),
+            "checkpoint_mib": round(folder_bytes(self.checkpoint_dir) / MIB, 2),
+        }
+
+
+def jvm_pid(spark) -> int:
+    """The process id of `spark`'s JVM (the driver's; with `local[*]` the executors' too)."""
+    return int(spark._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
+    """Per SOAK_COLUMNS column of a run's ticks (metrics.parquet: `time_ms` and the column), from the
+    ticks at least `warm_up_s` after the first: the medians of the first and the last quarter, the
+    growth between them (%) and whether it is at most FLAT_GROWTH_PCT (`flat`). A column with fewer
+    than 8 such ticks, or none of its values, is left out."""
+    if metrics.empty or "time_ms" not in metrics:
+        return {}
+    after = metrics[metrics["time_ms"] >= metrics["time_ms"].min() + 1000 * warm_up_s]
+    out = {}
+    for column in SOAK_COLUMNS:
+        if column not in after:
+            continue
+        values = pd.to_numeric(after[column], errors="coerce").dropna().to_numpy(dtype=float)
+        if len(values) < 8:
+            continue
+        quarter = len(values) // 4
+        first, last = float(np.median(values[:quarter])), float(np.median(values[-quarter:]))
+        pct = None if first <= 0 else round(100.0 * (last / first - 1.0), 1)
+        out[column] = {"first_quarter": round(first, 2), "last_quarter": round(last, 2), "growth_pct": pct,
+                       "flat": pct is not None and pct <= FLAT_GROWTH_PCT, "ticks": len(values)}
+    return out
+
+
+LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS", "MiB"),
+          "checkpoint_mib": ("checkpoint", "MiB"), "state_memory_bytes": ("state store memory", "bytes"),
+          "batch_duration_ms": ("batch time", "ms")}
+
+
+def describe_growth(resources: dict[str, dict]) -> str | None:
+    """One line of a run's `growth` figures (None without any): each series' first-quarter and
+    last-quarter medians and its growth, and which are not flat."""
+    if not resources:
+        return None
+    parts, grown = [], []
+    for column, g in resources.items():
+        label, unit = LABELS[column]
+        pct = "n/a" if g["growth_pct"] is None else f"{g['growth_pct']:+.1f} %"
+        parts.append(f"{label} {g['first_quarter']:,.1f} -> {g['last_quarter']:,.1f} {unit} ({pct})")
+        if not g["flat"]:
+            grown.append(label)
+    ticks = max(g["ticks"] for g in resources.values())
+    verdict = f"grew more than {FLAT_GROWTH_PCT:g} %: {', '.join(grown)}" if grown else "all flat"
+    return f"resources after the warm-up, first to last quarter of {ticks} ticks: {'; '.join(parts)}; {verdict}"

@@ -1,0 +1,68 @@
+"""A soak's figures (bench/observer/resources.py): the memory of the driver and of Spark's processes,
+the checkpoint's size, and whether each stayed flat after the warm-up."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import psutil
+
+from bench.observer.resources import FLAT_GROWTH_PCT, ResourceProbe, describe_growth, folder_bytes, growth, tree_rss
+
+
+def test_folder_bytes_sums_every_file_below_and_a_missing_folder_is_empty(tmp_path):
+    (tmp_path / "state" / "0").mkdir(parents=True)
+    (tmp_path / "offsets").mkdir()
+    (tmp_path / "state" / "0" / "1.delta").write_bytes(b"x" * 1000)
+    (tmp_path / "offsets" / "0").write_bytes(b"y" * 24)
+    assert folder_bytes(tmp_path) == 1024
+    assert folder_bytes(tmp_path / "absent") == 0
+
+
+def test_tree_rss_counts_the_children_and_none_for_a_process_that_is_gone():
+    child = subprocess.Popen([sys.executable, "-c", "import time; b = bytearray(64 << 20); b[::4096] = bytes([1]) * 16384; print(flush=True); "
+                              "time.sleep(30)"], stdout=subprocess.PIPE)
+    try:
+        child.stdout.readline()  # its 64 MiB are allocated, every page written
+        assert tree_rss(os.getpid()) >= psutil.Process().memory_info().rss + (64 << 20)
+    finally:
+        child.kill()
+        child.wait()
+    assert tree_rss(child.pid) is None
+
+
+def test_the_probe_samples_the_driver_and_the_checkpoint(tmp_path):
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / "0").write_bytes(b"z" * (3 << 20))
+    sample = ResourceProbe(None, tmp_path)()
+    assert sample["driver_rss_mib"] > 10 and sample["spark_rss_mib"] is None and sample["checkpoint_mib"] == 3.0
+    assert ResourceProbe(os.getpid(), tmp_path)()["spark_rss_mib"] > 10
+
+
+def ticks(values: dict[str, list[float]], every_s: float = 10.0) -> pd.DataFrame:
+    n = len(next(iter(values.values())))
+    return pd.DataFrame({"time_ms": (np.arange(n) * every_s * 1000).astype(int), **values})
+
+
+def test_growth_compares_the_first_and_the_last_quarter_after_the_warm_up():
+    flat = [500.0] * 3 + [100.0, 101.0, 99.0, 100.0, 102.0, 100.0, 101.0, 100.0]  # 3 warm-up ticks, then flat
+    leak = [100.0 + 10 * i for i in range(11)]
+    g = growth(ticks({"spark_rss_mib": flat, "driver_rss_mib": leak, "checkpoint_mib": [1.0] * 11}), warm_up_s=30)
+    assert g["spark_rss_mib"]["ticks"] == 8 and g["spark_rss_mib"]["flat"]
+    assert g["spark_rss_mib"]["first_quarter"] == 100.5 and g["spark_rss_mib"]["last_quarter"] == 100.5
+    assert g["driver_rss_mib"] == {"first_quarter": 135.0, "last_quarter": 195.0, "growth_pct": 44.4, "flat": False,
+                                   "ticks": 8}
+    assert g["checkpoint_mib"]["growth_pct"] == 0.0
+    line = describe_growth(g)
+    assert f"grew more than {FLAT_GROWTH_PCT:g} %: driver RSS" in line and "Spark RSS 100.5 -> 100.5 MiB (+0.0 %)" in line
+
+
+def test_too_few_ticks_or_no_samples_give_no_figure():
+    assert growth(ticks({"spark_rss_mib": [1.0] * 7}), warm_up_s=0) == {}
+    assert growth(ticks({"spark_rss_mib": [None] * 20}), warm_up_s=0) == {}
+    assert growth(pd.DataFrame(), warm_up_s=0) == {}
+    assert describe_growth({}) is None
