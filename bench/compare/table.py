@@ -18,6 +18,8 @@ _NAMES = {
     "processed_rows_per_s": "Spark processed rows/s",
     "driver_rss_mib": "driver RSS (MiB)",
     "spark_rss_mib": "Spark RSS (MiB)",
+    "spark_heap_committed_mib": "Spark heap committed (MiB)",
+    "spark_heap_used_mib": "Spark heap used (MiB)",
     "checkpoint_mib": "checkpoint (MiB)",
     "state_memory_bytes": "state store memory (bytes)",
     "batch_duration_ms": "batch time (ms)",

@@ -100,6 +100,7 @@ class Observer:
         self.audited = {"records": 0, "malformed": 0}
         """A real-time run's input records and malformed ones, counted by its input audit
         (`bench.topology.audit`) rather than per batch."""
+        self._pairs_seen: dict[tuple, tuple] = {}
         self._journal = self.folder / "observer" / "progress.jsonl"
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -108,7 +109,7 @@ class Observer:
     # -- inputs ---------------------------------------------------------------------------------
     def _resume(self) -> None:
         for batch_id, fig in journal_batches(self.folder).items():
-            fig["pairs"] = [tuple(p) for p in fig["pairs"]]
+            fig["pairs"] = self._shared(fig["pairs"])
             self.batches[batch_id] = fig
         aggregates = read_batches(self.folder / "aggregates")
         if len(aggregates):
@@ -139,11 +140,19 @@ class Observer:
         """One batch's figures (`batch_figures`' keys; in real-time mode the aggregator's,
         `bench.topology.realtime_aggregator`), journalled; a batch id seen before is replaced."""
         with self._lock:
+            fig["pairs"] = self._shared(fig["pairs"])
             self.batches[fig["batch_id"]] = fig
             self._journal.parent.mkdir(parents=True, exist_ok=True)
             with self._journal.open("a") as f:
                 f.write(json.dumps(fig) + "\n")
             self._set_start()
+
+    def _shared(self, pairs) -> list[tuple]:
+        """A batch's (key, worker) pairs as references to the observer's one copy of each pair: the
+        observer keeps every batch's figures, and the pairs repeat from batch to batch (a soak of
+        3,000,000 US_FLIGHTS_3M records, 1,346 batches, held 63 MiB of them in copies of their own)."""
+        known = self._pairs_seen
+        return [known.setdefault(p, p) for p in map(tuple, pairs)]
 
     def on_aggregates(self, batch_id: int, frame: pd.DataFrame) -> None:
         with self._lock:

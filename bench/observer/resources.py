@@ -17,10 +17,14 @@ import pandas as pd
 import psutil
 
 MIB = 1 << 20
-RESOURCE_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "checkpoint_mib")
+RESOURCE_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
+                    "checkpoint_mib")
 """The tick columns a `ResourceProbe` adds: the driver's (this Python process's) resident memory, that
-of Spark's JVM and of every process it started (executors of a local cluster), and the bytes under
-the run's checkpoint folder (offset and commit logs, state store files), all in MiB."""
+of Spark's JVM and of every process it started (executors of a local cluster), the driver JVM's heap
+as its collector has sized it (committed) and as it is filled at the tick (used: live objects and
+garbage not yet collected), and the bytes under the run's checkpoint folder (offset and commit logs,
+state store files), all in MiB. A JVM's resident memory follows its committed heap, which its
+collector grows toward the maximum heap while it sees fit: the heap columns tell that from a leak."""
 SOAK_COLUMNS = RESOURCE_COLUMNS + ("state_memory_bytes", "batch_duration_ms")
 """What `growth` reads: the resources, the state store's memory (Spark's progress, micro-batch mode)
 and the batch time."""
@@ -62,16 +66,25 @@ class ResourceProbe:
     """One sample per call (the observer's `resources`): RESOURCE_COLUMNS as a dict.
 
     Args: spark_pid: the Spark JVM's process id (`jvm_pid`), None for none (its column is then None);
-        checkpoint_dir: the run's checkpoint folder."""
+        checkpoint_dir: the run's checkpoint folder; heap: a callable giving the JVM's heap
+        (committed, used) in bytes (`jvm_heap`), None for none; an error it raises (the JVM gone
+        at the end of a run) leaves both columns None."""
 
     spark_pid: int | None
     checkpoint_dir: Path
+    heap: object = None
 
     def __call__(self) -> dict:
         spark = tree_rss(self.spark_pid) if self.spark_pid is not None else None
+        try:
+            committed, used = self.heap() if self.heap is not None else (None, None)
+        except Exception:  # Py4J's errors: the gateway closed as the run stops
+            committed, used = None, None
         return {
             "driver_rss_mib": round(psutil.Process().memory_info().rss / MIB, 1),
             "spark_rss_mib": None if spark is None else round(spark / MIB, 1),
+            "spark_heap_committed_mib": None if committed is None else round(committed / MIB, 1),
+            "spark_heap_used_mib": None if used is None else round(used / MIB, 1),
             "checkpoint_mib": round(folder_bytes(self.checkpoint_dir) / MIB, 2),
         }
 
@@ -79,6 +92,18 @@ class ResourceProbe:
 def jvm_pid(spark) -> int:
     """The process id of `spark`'s JVM (the driver's; with `local[*]` the executors' too)."""
     return int(spark._jvm.java.lang.ProcessHandle.current().pid())
+
+
+def jvm_heap(spark):
+    """A callable giving `spark`'s driver JVM heap, (committed, used) bytes (`java.lang.management`'s
+    MemoryMXBean, over Py4J)."""
+    bean = spark._jvm.java.lang.management.ManagementFactory.getMemoryMXBean()
+
+    def heap() -> tuple[int, int]:
+        usage = bean.getHeapMemoryUsage()
+        return int(usage.getCommitted()), int(usage.getUsed())
+
+    return heap
 
 
 def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
@@ -105,8 +130,9 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
 
 
 LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS", "MiB"),
-          "checkpoint_mib": ("checkpoint", "MiB"), "state_memory_bytes": ("state store memory", "bytes"),
-          "batch_duration_ms": ("batch time", "ms")}
+          "spark_heap_committed_mib": ("Spark heap committed", "MiB"),
+          "spark_heap_used_mib": ("Spark heap used", "MiB"), "checkpoint_mib": ("checkpoint", "MiB"),
+          "state_memory_bytes": ("state store memory", "bytes"), "batch_duration_ms": ("batch time", "ms")}
 
 
 def describe_growth(resources: dict[str, dict]) -> str | None:

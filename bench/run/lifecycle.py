@@ -25,7 +25,7 @@ from bench.logs import RunLogs
 from bench.observer.distribution_topic import DistributionTopic
 from bench.observer.listener import ProgressListener
 from bench.observer.observer import Observer
-from bench.observer.resources import ResourceProbe, jvm_pid
+from bench.observer.resources import ResourceProbe, jvm_heap, jvm_pid
 from bench.results.record import RunRecord
 from bench.run.input import BackgroundReplay, consumed, ensure_topics, input_conditions, replayed, send_end_of_input
 from bench.run.outputs import InfluxOutput, influx_writer
@@ -165,7 +165,7 @@ class StreamRun:
             self.log(f"starting Spark ({self.options.master}) ...")
             self.spark = build_session(self.options.master, self.config.aggregators)
         self.slots = task_slots(self.spark)
-        self.observer.resources = ResourceProbe(jvm_pid(self.spark), self.config.checkpoint_dir)
+        self.observer.resources = ResourceProbe(jvm_pid(self.spark), self.config.checkpoint_dir, jvm_heap(self.spark))
         self.base_run["task_slots"] = self.slots
         self.write_run_json()
 

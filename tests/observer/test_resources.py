@@ -40,7 +40,17 @@ def test_the_probe_samples_the_driver_and_the_checkpoint(tmp_path):
     (tmp_path / "commits" / "0").write_bytes(b"z" * (3 << 20))
     sample = ResourceProbe(None, tmp_path)()
     assert sample["driver_rss_mib"] > 10 and sample["spark_rss_mib"] is None and sample["checkpoint_mib"] == 3.0
-    assert ResourceProbe(os.getpid(), tmp_path)()["spark_rss_mib"] > 10
+    assert sample["spark_heap_committed_mib"] is None and sample["spark_heap_used_mib"] is None
+    sample = ResourceProbe(os.getpid(), tmp_path, lambda: (512 << 20, 100 << 20))()
+    assert sample["spark_rss_mib"] > 10 and (sample["spark_heap_committed_mib"], sample["spark_heap_used_mib"]) == (512, 100)
+
+
+def test_a_heap_probe_that_fails_leaves_its_columns_empty(tmp_path):
+    def gone():
+        raise ConnectionError("the gateway closed")
+
+    sample = ResourceProbe(None, tmp_path, gone)()
+    assert sample["spark_heap_committed_mib"] is None and sample["driver_rss_mib"] > 10
 
 
 def ticks(values: dict[str, list[float]], every_s: float = 10.0) -> pd.DataFrame:

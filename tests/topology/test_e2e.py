@@ -74,6 +74,8 @@ def test_every_tick_samples_the_runs_memory_and_checkpoint(stream_runs):
     resident memory, and the checkpoint's size once the first batch committed."""
     metrics = pd.read_parquet(Path(stream_runs["KEY"]["results"]) / "metrics.parquet")
     assert (metrics["driver_rss_mib"] > 50).all() and (metrics["spark_rss_mib"] > 100).all(), metrics
+    assert (metrics["spark_heap_committed_mib"] >= metrics["spark_heap_used_mib"]).all()
+    assert (metrics["spark_heap_used_mib"] > 10).all()
     assert metrics["checkpoint_mib"].iloc[-1] > 0
 
 
