@@ -124,8 +124,9 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
         quarter = len(values) // 4
         first, last = float(np.median(values[:quarter])), float(np.median(values[-quarter:]))
         pct = None if first <= 0 else round(100.0 * (last / first - 1.0), 1)
+        flat = last <= first if pct is None else pct <= FLAT_GROWTH_PCT  # from 0, only 0 is flat
         out[column] = {"first_quarter": round(first, 2), "last_quarter": round(last, 2), "growth_pct": pct,
-                       "flat": pct is not None and pct <= FLAT_GROWTH_PCT, "ticks": len(values)}
+                       "flat": flat, "ticks": len(values)}
     return out
 
 

@@ -71,6 +71,12 @@ def test_growth_compares_the_first_and_the_last_quarter_after_the_warm_up():
     assert f"grew more than {FLAT_GROWTH_PCT:g} %: driver RSS" in line and "Spark RSS 100.5 -> 100.5 MiB (+0.0 %)" in line
 
 
+def test_a_series_that_stays_at_zero_is_flat_and_one_that_leaves_it_is_not():
+    g = growth(ticks({"state_memory_bytes": [0.0] * 12, "checkpoint_mib": [0.0] * 6 + [5.0] * 6}), warm_up_s=0)
+    assert g["state_memory_bytes"]["flat"] and g["state_memory_bytes"]["growth_pct"] is None
+    assert not g["checkpoint_mib"]["flat"]
+
+
 def test_too_few_ticks_or_no_samples_give_no_figure():
     assert growth(ticks({"spark_rss_mib": [1.0] * 7}), warm_up_s=0) == {}
     assert growth(ticks({"spark_rss_mib": [None] * 20}), warm_up_s=0) == {}
