@@ -93,7 +93,7 @@ test-fast: $(STAMP)
 
 # The property tests of the user-file readers and of the splitter's decoding, with the "fuzz" profile
 # (tests/conftest.py); `make test` runs the same tests with Hypothesis's default number of examples.
-FUZZ_TESTS := tests/datasets/test_parser_properties.py
+FUZZ_TESTS := tests/datasets/test_parser_properties.py tests/datasets/test_splitter_fuzz.py
 
 fuzz: install
 	$(PY) -m pytest $(FUZZ_TESTS) --hypothesis-profile=fuzz --hypothesis-show-statistics --fast-tier-limit=3600

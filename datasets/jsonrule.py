@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import json
 import re
+import sys
 from typing import Any
 
 from .base import MalformedRecord
@@ -50,6 +51,15 @@ def encode(obj: dict[str, Any]) -> bytes:
 # Strict parsing (the Python twin of try_parse_json)
 
 
+MAX_DEPTH = 1000
+"""Spark's JSON parser (Jackson's read constraints) takes values nested up to 1,000 levels."""
+MAX_NUMBER_DIGITS = 1000
+"""... numbers of up to 1,000 digits: integer (a lone leading 0 not counted), fraction and exponent
+digits together, the sign not counted."""
+MAX_NAME_CHARS = 50_000
+"""... and field names of up to 50,000 characters."""
+
+
 def _reject_constant(name: str) -> Any:
     raise ValueError(f"non-standard constant {name}")
 
@@ -58,11 +68,40 @@ def _object_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise ValueError("duplicate key")
+    if any(len(name) > MAX_NAME_CHARS for name in obj):
+        raise ValueError("field name too long")
     return obj
 
 
 _decoder = json.JSONDecoder(object_pairs_hook=_object_no_duplicates, parse_constant=_reject_constant)
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89abcdefABCDEF]")
+_STRING_OR_NUMBER = re.compile(r'"(?:[^"\\]|\\.)*"|-?(0|[1-9][0-9]*)(?:\.([0-9]+))?(?:[eE][+-]?([0-9]+))?',
+                               re.DOTALL)
+_STRING_OR_BRACKET = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}]', re.DOTALL)
+
+
+def _too_long_number(text: str) -> bool:
+    """Whether `text` holds a number of more than MAX_NUMBER_DIGITS digits (outside its strings)."""
+    for m in _STRING_OR_NUMBER.finditer(text):
+        whole, fraction, exponent = m.group(1), m.group(2), m.group(3)
+        if whole is not None:
+            digits = (0 if whole == "0" else len(whole)) + len(fraction or "") + len(exponent or "")
+            if digits > MAX_NUMBER_DIGITS:
+                return True
+    return False
+
+
+def _depth(text: str) -> int:
+    """How deep `text`'s arrays and objects nest (outside its strings)."""
+    depth = deepest = 0
+    for m in _STRING_OR_BRACKET.finditer(text):
+        c = m.group()
+        if c in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif c in "]}":
+            depth -= 1
+    return deepest
 
 
 def _has_lone_surrogate(obj: Any) -> bool:
@@ -74,17 +113,31 @@ def _has_lone_surrogate(obj: Any) -> bool:
 
 
 def parse_object(value: str) -> dict[str, Any]:
-    """Parse one raw record as a JSON object, or raise ``MalformedRecord("invalid json")``."""
+    """Parse one raw record as a JSON object, or raise ``MalformedRecord("invalid json")``, with the
+    limits of Spark's parser (MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_NAME_CHARS) rather than Python's (its
+    recursion limit, about 990 levels; 4,300-digit integers; any name)."""
     text = value.lstrip(" \t\n\r")
     if not text.startswith("{"):
         raise MalformedRecord(INVALID_JSON)
-    try:
-        obj, _end = _decoder.raw_decode(text)
-    except (ValueError, RecursionError):
-        raise MalformedRecord(INVALID_JSON) from None
-    # Pairs of surrogate escapes decode to one character; only lone ones are invalid (as in Spark).
-    if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(obj):
+    if len(text) > MAX_NUMBER_DIGITS and _too_long_number(text):
         raise MalformedRecord(INVALID_JSON)
+    deep = text.count("[") + text.count("{") > MAX_DEPTH // 2
+    if deep and _depth(text) > MAX_DEPTH:
+        raise MalformedRecord(INVALID_JSON)
+    limit = sys.getrecursionlimit()
+    if deep:  # Python's decoder recurses once per level, and so does the surrogate check's encoder
+        sys.setrecursionlimit(limit + 3 * MAX_DEPTH)
+    try:
+        try:
+            obj, _end = _decoder.raw_decode(text)
+        except (ValueError, RecursionError):
+            raise MalformedRecord(INVALID_JSON) from None
+        # Pairs of surrogate escapes decode to one character; only lone ones are invalid (as in Spark).
+        if _SURROGATE_ESCAPE.search(text) and _has_lone_surrogate(obj):
+            raise MalformedRecord(INVALID_JSON)
+    finally:
+        if deep:
+            sys.setrecursionlimit(limit)
     return obj
 
 

@@ -82,6 +82,9 @@ class WikipediaPageviews(FileDataset):
 
 _DUMP_HOUR = re.compile(r"(?:pageviews|pagecounts)-(\d{4})(\d{2})(\d{2})-(\d{2})(\d{2})(\d{2})")
 LANG_ONLY_DOTS = "lang made only of dots"
+ONLY_DOTS_REGEX = r"^[.]+\z"
+"""A lang made only of dots, in Java's regex syntax: `\\z`, not `$`, which also matches before a final
+line break (".\\n" is not only dots: Java's `split("\\\\.")` gives it a key)."""
 
 
 def dump_hour_ms(file: Path) -> int | None:
@@ -141,7 +144,7 @@ class WikipediaPageviewsByLang(FileDataset):
     def splitter_sql(self) -> SplitterSQL:
         lang = J.sql_get("lang", "string")
         checks = J.sql_check("lang", "string") + J.sql_check("n", "integer")
-        checks.append((f"regexp_like({lang}, '^[.]+$')", LANG_ONLY_DOTS))
+        checks.append((f"regexp_like({lang}, {J.sql_str(ONLY_DOTS_REGEX)})", LANG_ONLY_DOTS))
         error = J.sql_error(checks)
         key = f"substring_index({lang}, '.', 1)"
         tuples = J.sql_tuples_when_ok(error, J.sql_one_tuple(key, J.sql_get("n", "bigint")))
