@@ -169,8 +169,8 @@ def latency_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | None
 
 def resources_over_time(metrics: pd.DataFrame, labels: pd.Series) -> Figure | None:
     """What the runs held over time, one panel each (a soak's figure, `bench.observer.resources`): the
-    driver's and Spark's resident memory and the checkpoint's size (MiB), the state store's memory
-    (bytes) and the batch time (ms); None when no run sampled any."""
+    driver's and Spark's resident memory, the Spark JVM's committed and used heap and the checkpoint's
+    size (MiB), the state store's memory (bytes) and the batch time (ms); None when no run sampled any."""
     return _panels_over_time(_with_labels(metrics, labels), labels, lambda c: c in SOAK_COLUMNS, from_zero=True)
 
 

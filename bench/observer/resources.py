@@ -1,5 +1,5 @@
 """What a run holds over time, for a soak: the resident memory of the Python driver and of Spark's
-JVMs, and the size of the run's checkpoint folder, sampled at every observer tick (metrics.parquet,
+JVMs, the driver JVM's heap, and the size of the run's checkpoint folder, sampled at every observer tick (metrics.parquet,
 InfluxDB) beside the batch time and the state store's memory that Spark's progress gives.
 
 `growth` says whether each stayed flat: the median of the last quarter of a run's ticks after its
@@ -9,6 +9,7 @@ warm-up against the median of the first quarter (summary.json `resources`).
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -72,7 +73,7 @@ class ResourceProbe:
 
     spark_pid: int | None
     checkpoint_dir: Path
-    heap: object = None
+    heap: Callable[[], tuple[int, int]] | None = None
 
     def __call__(self) -> dict:
         spark = tree_rss(self.spark_pid) if self.spark_pid is not None else None
