@@ -81,8 +81,9 @@ def test_stream_report_includes_latency(tmp_path, chromium):
     runs, how = select_runs(root)
     out = write_report(build_comparison(runs, description=how), tmp_path / "stream.html")
     result = check_report_rendered(out, chromium)
-    assert result.ok and result.figures == 5, result.describe()
-    assert "latency over time" in out.read_text()
+    assert result.ok and result.figures == 6, result.describe()
+    html = out.read_text()
+    assert "latency over time" in html and "memory, checkpoint, state store and batch time over time" in html
 
 
 def test_report_cli_errors(sim_records, capsys):
