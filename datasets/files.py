@@ -2,9 +2,9 @@
 
 A ``path`` may be a file, a directory (its files, sorted by name: e.g. a folder of hourly
 pageview dumps) or a glob pattern. Lines end at LF, CR or CR LF and are decoded as UTF-8 with U+FFFD
-for invalid bytes, which is what the reference's Java reader does. Malformed lines are skipped, counted and reported with
-their file and 1-based line number (``Dataset.malformed``); lines that are deliberately not records
-(a header, a tweet-stream ``limit`` notice) are counted in ``Dataset.skipped``.
+for invalid bytes, which is what the reference's Java reader does. Malformed lines are skipped,
+counted and reported with their file and 1-based line number (``Dataset.malformed``); lines that are
+deliberately not records (a header, a tweet-stream ``limit`` notice) are counted in ``Dataset.skipped``.
 """
 
 from __future__ import annotations

@@ -33,6 +33,8 @@ from typing import Any
 from .base import MalformedRecord
 
 INVALID_JSON = "invalid json"
+JSON_WHITESPACE = " \t\n\r"
+"""What JSON allows around a value (RFC 8259); an NBSP is not among it."""
 
 # ---------------------------------------------------------------------------------------------
 # Encoding
@@ -116,7 +118,7 @@ def parse_object(value: str) -> dict[str, Any]:
     """Parse one raw record as a JSON object, or raise ``MalformedRecord("invalid json")``, with the
     limits of Spark's parser (MAX_DEPTH, MAX_NUMBER_DIGITS, MAX_NAME_CHARS) rather than Python's (its
     recursion limit, about 990 levels; 4,300-digit integers; any name)."""
-    text = value.lstrip(" \t\n\r")
+    text = value.lstrip(JSON_WHITESPACE)
     if not text.startswith("{"):
         raise MalformedRecord(INVALID_JSON)
     if len(text) > MAX_NUMBER_DIGITS and _too_long_number(text):

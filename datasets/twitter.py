@@ -91,8 +91,6 @@ class TwitterTicker(FileDataset, JsonKeyDataset):
 
 _STREAM_NOTICES = ("delete", "scrub_geo", "status_withheld", "user_withheld", "disconnect", "warning")
 _CREATED_AT = "%a %b %d %H:%M:%S %z %Y"
-JSON_WHITESPACE = " \t\n\r"
-"""What JSON allows around a value (RFC 8259): a line of nothing else is blank (an NBSP is not)."""
 
 
 def _int_or_none(v) -> int | None:
@@ -126,7 +124,7 @@ class TwitterElection(FileDataset):
     )
 
     def parse_line(self, line: str, file: Path) -> SourceRecord:
-        if not line.strip(JSON_WHITESPACE):
+        if not line.strip(J.JSON_WHITESPACE):  # a line of JSON whitespace only is blank
             raise Skip("blank line")
         try:
             tweet = json.loads(line)

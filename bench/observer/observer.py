@@ -187,8 +187,10 @@ class Observer:
     def tick(self, now_ms: int | None = None) -> dict:
         """Compute one row of figures, send it to the outputs, and rewrite metrics.parquet."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
+        # Outside the lock: a folder walk and a call into the JVM must not hold up the batches' progress.
+        sample = self.resources() if self.resources is not None else {}
         with self._lock:
-            row = self._row(now_ms)
+            row = {**self._row(now_ms), **sample}
             self.rows.append(row)
             rows = list(self.rows)
         for out in self.outputs:
@@ -247,7 +249,6 @@ class Observer:
             **self._latency(fresh, "latency"),
             **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),
             "hottest_keys": json.dumps(hottest_keys(agg)),
-            **(self.resources() if self.resources is not None else {}),
         }
         if self.rescale_spans is not None:
             since = self.rows[-1]["time_ms"] if self.rows else (self.start_ms or now_ms)

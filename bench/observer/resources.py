@@ -1,6 +1,7 @@
 """What a run holds over time, for a soak: the resident memory of the Python driver and of Spark's
-JVMs, the driver JVM's heap, and the size of the run's checkpoint folder, sampled at every observer tick (metrics.parquet,
-InfluxDB) beside the batch time and the state store's memory that Spark's progress gives.
+JVMs, the driver JVM's heap, and the size of the run's checkpoint folder, sampled at every observer
+tick (metrics.parquet, InfluxDB) beside the batch time and the state store's memory that Spark's
+progress gives.
 
 `growth` says whether each stayed flat: the median of the last quarter of a run's ticks after its
 warm-up against the median of the first quarter (summary.json `resources`).

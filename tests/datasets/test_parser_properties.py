@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 
 from datasets import MalformedRecord, get_dataset
 from datasets.files import BZIP2_MAGIC, GZIP_MAGIC, DatasetFileCorrupt
+from datasets.twitter import ELECTION_SUBSTRINGS
 
 SETTINGS = settings(deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
 
@@ -269,8 +270,6 @@ def long_or_none(value) -> int | None:
 
 
 def election_rule(tag: str) -> str:
-    from datasets.twitter import ELECTION_SUBSTRINGS
-
     return "ElectionDay" if any(s in tag.lower() for s in ELECTION_SUBSTRINGS) else tag
 
 
