@@ -34,7 +34,7 @@ BENCH_OPTS = $(if $(DATASET),--dataset $(DATASET)) $(if $(WORKERS),--workers $(W
              $(if $(MODE),--mode $(MODE)) $(ARGS)
 
 .DEFAULT_GOAL := help
-.PHONY: help install venv up down status test test-fast fuzz chaos bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
+.PHONY: help install venv up down status test test-fast fuzz chaos nemesis bench bench-all capacity perf produce sweep rescale rescale-bench dashboards compare report clean
 
 help:
 	@echo "make bench GROUPING=DYNAMIC_KEY [MODE=realtime]  run the main job end to end (installs and starts what it needs)"
@@ -44,6 +44,7 @@ help:
 	@echo "make test                         every test: unit and integration (real Kafka, Spark, InfluxDB, Chromium, Maven); the 20 slowest"
 	@echo "make test-fast                    the tests that need no service (no Kafka, Spark, InfluxDB, Maven, browser), under 2 minutes"
 	@echo "make fuzz                         the input parsers' property tests (Hypothesis), 10,000 generated examples each"
+	@echo "make nemesis [SEED=] [FAULTS=20] [MODE=]  one run of 15 min under random faults from a seed, checked (docs/faults.md)"
 	@echo "make chaos                        fault injection: kill driver/broker/influxd, Ctrl-C, bad records (docs/faults.md)"
 	@echo "make up | down | status           the local stack: Kafka (KRaft) and InfluxDB 1.8 on 127.0.0.1"
 	@echo "make perf [PEERS=storm]           benchmarks: routing, producer, pipeline, stages, simulator [, harness/Storm per grouping]"
@@ -101,6 +102,16 @@ fuzz: install
 chaos: install
 	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v
 	BENCH_CHAOS=1 $(PY) -m pytest tests/topology/test_rescale_stop_the_world.py tests/topology/test_rescale_in_the_running_query.py -v -k killed
+
+# One long run under random faults from a seed (docs/faults.md, "make nemesis"): SEED= replays a
+# history, FAULTS= (default 20), MODE=, GROUPING= (default KEY_GROUP, one that rescales).
+SEED   ?=
+FAULTS ?=
+nemesis: up
+	$(PY) -m bench nemesis $(if $(SEED),--seed $(SEED)) $(if $(FAULTS),--faults $(FAULTS)) \
+	  $(if $(MODE),--mode $(MODE)) $(if $(filter command line,$(origin GROUPING)),--grouping $(GROUPING)) \
+	  $(if $(DATASET),--dataset $(DATASET)) $(if $(RATE),--rate $(RATE)) $(if $(WORKERS),--workers $(WORKERS)) \
+	  $(if $(RUN_ID),--run-id $(RUN_ID)) $(ARGS)
 
 bench: up
 	$(PY) -m bench run --grouping $(GROUPING) $(BENCH_OPTS)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import secrets
 import tempfile
 from dataclasses import replace
 from pathlib import Path
@@ -45,9 +46,15 @@ def warm_up(spark, first: Prepared, log=print) -> dict:
     else:
         limit, rate, cost_ms = WARM_UP_RECORDS, None, 0.0
     with tempfile.TemporaryDirectory(prefix="bench-warmup-") as folder:
-        options = replace(first.options, run_id=f"warmup-{first.run_id}"[:100], topic=topic, own_topic=False,
+        # A run id of its own for each warm-up: its checkpoint is temporary, so a resumed run's warm-up
+        # (the driver killed after the last one sent its end of input) starts afresh, which the
+        # earlier warm-up's control topic would refuse (preflight's fresh run id check). No rescale:
+        # the warm-up's unpaced input spans under a second of event time, before any event of a
+        # schedule, and the resumed warm-up would find that input and refuse the schedule as beyond it.
+        options = replace(first.options, run_id=f"warmup-{secrets.token_hex(3)}-{first.run_id}"[:100], topic=topic, own_topic=False,
                           limit=limit, rate=rate, cost_ms=cost_ms, no_influx=True, results_dir=Path(folder),
-                          checkpoint_root=None, experiment_id=None, progress=False)
+                          checkpoint_root=None, experiment_id=None, progress=False, rescale=None,
+                          worker_state=first.options.worker_state or bool(first.options.rescale))
         prepared = prepare(options, ensure_stack=False, log=log)
         if not live:
             record_input([prepared], log=lambda *_: None)
