@@ -82,7 +82,7 @@ def main(args) -> int:
         argv += ["--rescale", plan.schedule(), "--protocol", plan.protocol]
     run = NemesisRun(run_id, argv, results_dir, stack, plan)
     try:
-        history = run_nemesis(run)
+        history = run_nemesis(run, echo=lambda line: print(line, flush=True))
     except RuntimeError as e:
         print(f"nemesis: {e}", file=sys.stderr)
         return 1

@@ -115,6 +115,33 @@ def _runs_html(c: Comparison) -> str:
     return "\n".join(out)
 
 
+NEMESIS_CHECKS = ("completed", "record_complete", "input_complete", "exactly_once", "loads_equal_simulated",
+                  "state_equal_simulated", "influx_equals_metrics")
+"""The verdict's checks of `results/<run_id>/nemesis.json` (bench/nemesis/check.py), in the report's order."""
+
+
+def _faults_html(c: Comparison) -> str:
+    """For each run made by `make nemesis` (its nemesis.json): the seed, the checker's verdict, and
+    every fault, recovery and rescale step with its instant; '' when no run has one."""
+    out = []
+    for _, r in c.runs.iterrows():
+        path = Path(r["path"]) / "nemesis.json"
+        if not path.exists():
+            continue
+        record = json.loads(path.read_text())
+        plan, check = record.get("plan") or {}, record.get("check") or {}
+        verdict = [[k, "yes" if check[k] is True else "NO"] for k in NEMESIS_CHECKS if k in check]
+        verdict.append(["lost / counted twice (weighted tuples)", f"{check.get('lost')} / {check.get('duplicated')}"])
+        history = [[f"+{e['t_s']:.1f} s", e["kind"], e["text"]] for e in record.get("history") or []]
+        rescales = plan.get("schedule") or "none"
+        if plan.get("protocol"):
+            rescales += f", {plan['protocol']}"
+        out.append(f"<h3>{_e(r['run_id'])}: seed {_e(plan.get('seed'))}, {len(plan.get('faults') or [])} faults "
+                   f"planned (rescales: {_e(rescales)}), {'passed' if check.get('ok') else 'FAILED'}</h3>"
+                   + _table(["check", "holds"], verdict) + _table(["instant", "kind", "what"], history))
+    return "\n".join(out)
+
+
 def render_html(c: Comparison, title: str | None = None) -> str:
     """The report as one HTML string."""
     figs = c.figures()  # fills c.notes for figures without data
@@ -127,6 +154,7 @@ def render_html(c: Comparison, title: str | None = None) -> str:
         figure_html.append(f'<figure><img class="figure" alt="{_e(figure_caption(name))}" src="{uri}">'
                            f"<figcaption>{_e(figure_caption(name))}</figcaption></figure>")
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    faults = _faults_html(c)
     description = c.description.rstrip(".") + "." if c.description else ""
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
@@ -141,6 +169,7 @@ def render_html(c: Comparison, title: str | None = None) -> str:
 {_summary_html(c)}
 <h2>Figures</h2>
 {"".join(figure_html) or "<p>No figure: these runs carry no metrics.</p>"}
+{"<h2>Faults (make nemesis)</h2>" + faults if faults else ""}
 <h2>Runs and their configuration</h2>
 {_runs_html(c)}
 <script>{_RENDER_CHECK}</script>

@@ -84,6 +84,17 @@ class Driver:
         psutil.wait_procs(left, timeout=30)
         return [p.pid for p in left]
 
+    def interrupt(self, timeout_s: float = 120.0) -> None:
+        """SIGINT to the attempt's process group, as a terminal's Ctrl-C (the run stops and says how to
+        resume it); SIGKILL if it has not ended within `timeout_s`."""
+        try:
+            os.killpg(self.pid, signal.SIGINT)
+            self.proc.wait(timeout_s)
+        except ProcessLookupError:
+            pass
+        except subprocess.TimeoutExpired:
+            self.kill_all()
+
     def kill_all(self) -> None:
         """SIGKILL the attempt's whole process group (a driver stuck after its JVM died)."""
         try:

@@ -80,77 +80,103 @@ def run_nemesis(run: NemesisRun, echo=print) -> History:
     """Run `run` under its plan until the run completes (summary.json status "completed") or gives up.
 
     Process faults fall at their `at_s` (s after the first attempt started): one that needs the
-    driver or its JVM waits until the attempt has one. A killed driver or JVM (or any attempt that
-    ends short of "completed") is resumed at once with the same RUN_ID, once its old processes are
-    gone and no service is down or paused by the nemesis. Faults still pending when the run has
-    completed are not applied (the history says how many were).
+    driver or its JVM waits until the attempt has one, and one falls late while the loop starts a
+    service again or waits for a dead attempt's processes (both instants are in the history). A
+    killed driver or JVM (or any attempt that ends short of "completed") is resumed at once with the
+    same RUN_ID, once its old processes are gone and no service is down. Faults still pending when
+    the run has completed are not applied (the history says how many were). On Ctrl-C, paused
+    processes are continued, killed services started again and the run interrupted (SIGINT).
 
     Raises: RuntimeError when the run needs more than one resume per fault plus EXTRA_ATTEMPTS.
     """
-    history = History(echo=echo)
-    pending = list(run.plan.process_faults)
-    held: list[_Held] = []
-    attempts = 0
-    driver: Driver | None = None
-    jvm_gone_at: float | None = None
-    journal_seen: dict[int, str] = {}
+    return _Nemesis(run, History(echo=echo)).run()
 
-    def start() -> Driver:
-        nonlocal attempts
-        attempts += 1
-        if attempts > len(run.plan.faults) + EXTRA_ATTEMPTS:
-            raise RuntimeError(f"the run needed {attempts - 1} attempts for {len(run.plan.faults)} faults: given up")
-        return Driver([*run.argv, "--run-id", run.run_id], ROOT,
-                      run.folder / "nemesis" / f"attempt-{attempts}.log")
 
-    driver = start()
-    history.add("run", f"{run.run_id}: attempt 1, pid {driver.pid} ({' '.join(run.argv[3:])})", pid=driver.pid)
-    while True:
-        now = history.now()
-        for h in [h for h in held if h.until <= now]:
-            held.remove(h)
-            _end_hold(h, run.stack, history)
-        _journal_lines(run, journal_seen, history)
-        code = driver.exit_code()
+class _Nemesis:
+    def __init__(self, run: NemesisRun, history: History):
+        self.run_, self.history = run, history
+        self.pending = list(run.plan.process_faults)
+        self.held: list[_Held] = []
+        self.attempts = 0
+        self.jvm_killed_at: float | None = None
+        self.journal_seen: dict[int, str] = {}
+        self.driver = self._start()
+
+    def run(self) -> History:
+        r, history = self.run_, self.history
+        history.add("run", f"{r.run_id}: attempt 1, pid {self.driver.pid} ({' '.join(r.argv[3:])})",
+                    pid=self.driver.pid)
+        try:
+            while not self._step():
+                time.sleep(0.1)
+        except BaseException:  # Ctrl-C, or the run given up: leave no process stopped and no service down
+            self._end_holds(everything=True)
+            if self.driver.exit_code() is None:
+                self.driver.interrupt()
+            raise
+        self._end_holds(everything=True)
+        if self.pending:
+            history.add("run", f"{len(self.pending)} fault(s) not applied: the run completed before their instants",
+                        not_applied=[f.index for f in self.pending])
+        return history
+
+    def _start(self) -> Driver:
+        self.attempts += 1
+        faults = len(self.run_.plan.faults)
+        if self.attempts > faults + EXTRA_ATTEMPTS:
+            raise RuntimeError(f"the run needed {self.attempts - 1} attempts for {faults} faults: given up")
+        return Driver([*self.run_.argv, "--run-id", self.run_.run_id], ROOT,
+                      self.run_.folder / "nemesis" / f"attempt-{self.attempts}.log")
+
+    def _step(self) -> bool:
+        """One turn of the loop; True once the run has completed."""
+        now = self.history.now()
+        self._end_holds()
+        _journal_lines(self.run_, self.journal_seen, self.history)
+        code = self.driver.exit_code()
         if code is not None:
-            summary = run.summary()
+            summary = self.run_.summary()
             if code == 0 and summary is not None and summary.get("status") == "completed":
-                history.add("run", f"completed after {attempts} attempt(s) (exit 0)", attempts=attempts)
-                break
-            killed = driver.reap()
-            while any(h.fault.target in ("kafka", "influxdb") for h in held):  # a user waits for the service
-                h = min(held, key=lambda h: h.until)
-                time.sleep(max(0.0, h.until - history.now()))
-                held.remove(h)
-                _end_hold(h, run.stack, history)
-            status = (summary or {}).get("status", "no summary")
-            reason = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
-            driver = start()
-            jvm_gone_at = None
-            history.add("recovery", f"the driver ended ({reason}, status {status}"
-                        f"{f', {len(killed)} leftover process(es) killed' if killed else ''}); resumed with the same "
-                        f"RUN_ID: attempt {attempts}, pid {driver.pid}", attempt=attempts, pid=driver.pid)
-            continue
-        if driver.spark_pid() is None and jvm_gone_at is not None and now - jvm_gone_at > STUCK_DRIVER_S:
-            driver.kill_all()
-            history.add("recovery", f"the driver had not ended {STUCK_DRIVER_S:g} s after its JVM died: SIGKILL")
-            jvm_gone_at = None
-        if pending and pending[0].at_s <= now:
-            pid = _target_pid(pending[0], driver, run.stack)
+                self.history.add("run", f"completed after {self.attempts} attempt(s) (exit 0)", attempts=self.attempts)
+                return True
+            self._resume(code, summary)
+            return False
+        if self.jvm_killed_at is not None and now - self.jvm_killed_at > STUCK_DRIVER_S \
+                and self.driver.spark_pid() is None:
+            self.driver.kill_all()
+            self.history.add("recovery", f"the driver had not ended {STUCK_DRIVER_S:g} s after its JVM died: SIGKILL")
+            self.jvm_killed_at = None
+        if self.pending and self.pending[0].at_s <= now:
+            pid = _target_pid(self.pending[0], self.driver, self.run_.stack)
             if pid is not None:
-                fault = pending.pop(0)
-                hold = _apply(fault, pid, history, len(run.plan.process_faults))
+                fault = self.pending.pop(0)
+                hold = _apply(fault, pid, self.history, len(self.run_.plan.process_faults))
                 if hold is not None:
-                    held.append(hold)
+                    self.held.append(hold)
                 if fault.target == "spark" and fault.action == "kill":
-                    jvm_gone_at = now
-        time.sleep(0.1)
-    for h in held:
-        _end_hold(h, run.stack, history)
-    if pending:
-        history.add("run", f"{len(pending)} fault(s) not applied: the run completed before their instants",
-                    not_applied=[f.index for f in pending])
-    return history
+                    self.jvm_killed_at = now
+        return False
+
+    def _resume(self, code: int, summary: dict | None) -> None:
+        """The attempt ended short of "completed": clean it up, wait for the services, start the next."""
+        killed = self.driver.reap()
+        while any(h.fault.target in ("kafka", "influxdb") for h in self.held):  # as a user waits for the service
+            time.sleep(max(0.0, min(h.until for h in self.held) - self.history.now()))
+            self._end_holds()
+        status = (summary or {}).get("status", "no summary")
+        reason = f"signal {signal.Signals(-code).name}" if code < 0 else f"exit {code}"
+        self.driver = self._start()
+        self.jvm_killed_at = None
+        self.history.add("recovery", f"the driver ended ({reason}, status {status}"
+                         f"{f', {len(killed)} leftover process(es) killed' if killed else ''}); resumed with the "
+                         f"same RUN_ID: attempt {self.attempts}, pid {self.driver.pid}",
+                         attempt=self.attempts, pid=self.driver.pid)
+
+    def _end_holds(self, everything: bool = False) -> None:
+        """End the holds that are due (all of them with `everything`)."""
+        for h in [h for h in self.held if everything or h.until <= self.history.now()]:
+            self.held.remove(h)
+            _end_hold(h, self.run_.stack, self.history)
 
 
 def _target_pid(fault: Fault, driver: Driver, stack: StackConfig) -> int | None:

@@ -4,6 +4,7 @@ The `chromium` fixture (tests/conftest.py) marks the tests that drive the browse
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -95,3 +96,25 @@ def test_single_run_html_declares_its_figures(sim_records):
     runs, _ = select_runs(sim_records)
     html = render_html(build_comparison(runs.head(1)))
     assert 'id="render-status"' in html and '<meta name="bench-figures" content="4">' in html
+
+
+def test_a_nemesis_runs_report_lists_its_faults_and_verdict(tmp_path):
+    root = tmp_path / "results"
+    folder = write_stream_record(root, "nemesis-9", "KEY_GROUP")
+    history = [{"t_s": 31.5, "kind": "fault", "text": "2/19 SIGKILL driver (pid 25738; planned at +27.8 s)"},
+               {"t_s": 33.6, "kind": "recovery", "text": "the driver ended (signal SIGKILL); resumed: attempt 2"}]
+    check = {"completed": True, "exactly_once": True, "influx_equals_metrics": False, "lost": 0, "duplicated": 0,
+             "ok": False}
+    (folder / "nemesis.json").write_text(json.dumps({"plan": {"seed": 9, "faults": [{}, {}], "schedule": "491s:12",
+                                                               "protocol": "STOP_THE_WORLD"},
+                                                      "history": history, "check": check}))
+    runs, _ = select_runs(root)
+    html = render_html(build_comparison(runs))
+    assert "<h2>Faults (make nemesis)</h2>" in html
+    assert "nemesis-9: seed 9, 2 faults planned (rescales: 491s:12, STOP_THE_WORLD), FAILED" in html
+    assert "+31.5 s" in html and "SIGKILL driver" in html and "influx_equals_metrics</td><td>NO" in html
+
+
+def test_a_report_without_a_nemesis_has_no_faults_section(sim_records):
+    runs, _ = select_runs(sim_records)
+    assert "Faults (make nemesis)" not in render_html(build_comparison(runs.head(1)))
