@@ -98,6 +98,9 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     def per_event(index: int) -> int:
         return sum(1 for b, _, _ in bad if bounds[index] <= b < bounds[index + 1])
 
+    # The schedule's clock: an attempt resumed after the last event never needed it (a SIGKILLed
+    # driver's resume crashed here at the run's end, make nemesis 2026-11-29).
+    rescaler.anchor_clock()
     events = rescaler.event_records(observer, per_event)
     add_event_figures(events, observer.batches, observer.live_input)
     return {"schedule": [e.label() for e in rescaler.events], "protocol": protocol.strip().upper(),

@@ -271,3 +271,26 @@ def test_the_learners_switch_installs_only_the_lag_and_drops_every_moved_key(tmp
     assert extracted == {*keys, new}
     assert (figures["lag_entries"], figures["changelog_records"]) == (2, 3 + 2)
     assert all(json.loads(v)["epoch"] == learner.switch_epoch(0) == 2 for _, v in records)
+
+
+def test_a_run_resumed_after_its_last_event_summarises_it_on_the_input_clock(tmp_path, monkeypatch):
+    """An attempt resumed after the schedule's last event (make nemesis: a SIGKILLed driver) never
+    anchored the schedule's clock while it ran; its summary anchors it (the run ended on a
+    TypeError before)."""
+    from types import SimpleNamespace
+
+    from bench.rescale import driver
+    from bench.rescale.setup import rescale_config, rescale_summary
+    from bench.rescale.stop_the_world import StopTheWorld
+    from groupings.rescaling import parse_schedule
+
+    config = rescale_config(_options("60s:12"), _config(tmp_path), topic_complete=False)
+    journal = Journal(config.results_dir)
+    journal.record(0, event="60s:12", target=12, phase="restarted", switch_batch=2, stop_wall_ms=1_500)
+    monkeypatch.setattr(driver, "first_timestamp", lambda servers, topic: 1_000)
+    batches = {b: {"batch_id": b, "start_ms": 1_000 * b, "end_ms": 1_000 * b + 900, "rows": 10, "tuples": [5, 5],
+                   "loads": [5, 5], "pairs": [], "max_ts_ms": 61_000 + 1_000 * b} for b in range(4)}
+    rescaler = StopTheWorld(config, parse_schedule("60s:12"), journal)
+    assert rescaler.t_first_ms is None
+    (event,) = rescale_summary(rescaler, SimpleNamespace(batches=batches, live_input=False), "STOP_THE_WORLD")["events"]
+    assert event["done_ms"] == 62_000  # the switch batch's newest timestamp, from the input's first
