@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import secrets
 import shlex
+import signal
 import sys
 from pathlib import Path
 
@@ -81,6 +82,10 @@ def main(args) -> int:
     if plan.schedule():
         argv += ["--rescale", plan.schedule(), "--protocol", plan.protocol]
     run = NemesisRun(run_id, argv, results_dir, stack, plan)
+    # SIGTERM and SIGINT (also when started in the background, where SIGINT comes ignored) end the
+    # loop as Ctrl-C does: paused processes continued, killed services started, the run interrupted.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
         history = run_nemesis(run, echo=lambda line: print(line, flush=True))
     except RuntimeError as e:

@@ -30,7 +30,7 @@ from bench.results.record import RunRecord
 from bench.run.input import BackgroundReplay, consumed, ensure_topics, input_conditions, replayed, send_end_of_input
 from bench.run.outputs import InfluxOutput, influx_writer
 from bench.run.preflight import Prepared, RunError, resumes
-from bench.run.progress import drain_listener, task_slots, wait_first_batch, windows_closed
+from bench.run.progress import drain_listener, end_of_input_again, task_slots, wait_first_batch, windows_closed
 from bench.run.rescaling import RescaleSpans, rescale_record, rescaler_for
 from bench.run.summary import summarize
 from bench.topology import job, state_transfer
@@ -40,6 +40,7 @@ from bench.topology.session import build_session
 from bench.topology.state_layout import slot_table
 from bench.topology.worker_state import read_final_state
 from producers import inspect_topic, replay
+from producers.resume import first_timestamp_ms
 from producers.broker import end_offsets
 
 POLL_S = 0.5
@@ -265,7 +266,7 @@ class StreamRun:
         rescale's time of a protocol that stops the query, "stopped" after `stop_after_batches`; a
         live protocol's rescale goes on with `advance()` after every poll."""
         deadline = time.monotonic() + self.options.timeout_s
-        end_sent_at: int | None = None
+        end_sent_at = self._end_of_input_again()
         while True:
             self._check(deadline)
             progress = self.listener.latest
@@ -296,6 +297,15 @@ class StreamRun:
             raise RunError(f"writing dead letters failed: {type(e).__name__}: {e}")
         if time.monotonic() > deadline:
             raise RunError(f"the run did not finish within --timeout-s {self.options.timeout_s:g}")
+
+    def _end_of_input_again(self) -> int | None:
+        """A resumed attempt whose checkpoint consumed the whole input: `progress.end_of_input_again`."""
+        ends = self.input_ends() if self.resumed and self.listener.latest is None else None
+        if ends is None or (self.rescaler is not None and self.rescaler.reached(self.observer)):
+            return None
+        max_ts = max((b.get("max_ts_ms") or 0 for b in self.observer.batches.values()), default=0)
+        sent = first_timestamp_ms(self.config.bootstrap_servers, self.config.control_topic)
+        return end_of_input_again(self.config, ends, sent, max_ts, self.log)
 
     def _end_of_input(self, progress: dict | None) -> int | None:
         """Once the input is consumed and its dead letters written (and no rescale waits for its

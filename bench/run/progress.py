@@ -4,10 +4,12 @@ checkpoint, and the session's task slots."""
 
 from __future__ import annotations
 
+import json
 import time
 from datetime import datetime
+from pathlib import Path
 
-from bench.run.input import consumed
+from bench.run.input import consumed, send_end_of_input
 from bench.run.preflight import RunError
 from bench.topology.config import TopologyConfig
 
@@ -44,11 +46,47 @@ def window_state_rows(progress: dict) -> int:
 
 def windows_closed(progress: dict | None, config: TopologyConfig, end_sent_at: int) -> bool:
     """Whether the last windows are closed and written: the end-of-input record (timestamp
-    `end_sent_at`, ms) was read, the watermark passed it, and an empty batch left no window state."""
+    `end_sent_at`, ms) was read, a batch ran under a watermark past it (the batch's own: Spark's
+    progress gives the watermark a batch evicted with), and that batch left no window state. That
+    batch is the empty one after the end-of-input's, or the batch of an end-of-input sent again
+    (`end_of_input_again`)."""
     return (consumed(progress, config.control_topic, {0: 1})
             and watermark_ms(progress) >= end_sent_at - 1000 * config.watermark_delay_s
-            and progress is not None and progress.get("numInputRows", 1) == 0
-            and window_state_rows(progress) == 0)
+            and progress is not None and window_state_rows(progress) == 0)
+
+
+def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
+    """`topic`'s next offset per partition at the last committed batch of the query checkpoint
+    `checkpoint` (its offset log); {} before a committed batch."""
+    commits = [int(p.name) for p in (checkpoint / "commits").glob("[0-9]*")] if checkpoint.exists() else []
+    if not commits:
+        return {}
+    for line in (checkpoint / "offsets" / str(max(commits))).read_text().splitlines()[2:]:
+        offsets = json.loads(line) if line.startswith("{") else None
+        if isinstance(offsets, dict) and topic in offsets:
+            return {int(p): int(o) for p, o in offsets[topic].items()}
+    return {}
+
+
+def end_of_input_again(config: TopologyConfig, ends: dict[int, int], sent_ms: int | None, max_ts_ms: int,
+                       log=print) -> int | None:
+    """For an attempt resuming a checkpoint that has consumed the whole input (`ends`, the input
+    topic's end offsets): the end-of-input record sent now, and its timestamp; None otherwise.
+
+    Spark runs a micro-batch only for new input, so such a query would run none, and the driver
+    would wait for ever for the batch that shows the input consumed, then for the one that closes
+    the last windows (make nemesis, 2026-11-29: a driver SIGKILLed after the input was consumed).
+    The record carries the earlier end-of-input's timestamp `sent_ms` when an attempt sent one (the
+    watermark stays where it was), else the newest timestamp processed plus the close horizon, as
+    the first sending does; its batch runs under the watermark the checkpoint reached."""
+    committed = committed_offsets(config.query_checkpoint, config.topic)
+    if not all(committed.get(p, 0) >= end for p, end in ends.items() if end > 0):
+        return None
+    end_at = sent_ms if sent_ms is not None else max_ts_ms + config.close_horizon_ms
+    log(f"the checkpoint has consumed the whole input ({sum(ends.values())} records); "
+        f"{'the end-of-input record again' if sent_ms is not None else 'closing the last windows'} ...")
+    send_end_of_input(config.bootstrap_servers, config.control_topic, end_at)
+    return end_at
 
 
 def drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -> None:
