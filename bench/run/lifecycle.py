@@ -303,9 +303,8 @@ class StreamRun:
         ends = self.input_ends() if self.resumed and self.listener.latest is None else None
         if ends is None or (self.rescaler is not None and self.rescaler.reached(self.observer)):
             return None
-        max_ts = max((b.get("max_ts_ms") or 0 for b in self.observer.batches.values()), default=0)
         sent = first_timestamp_ms(self.config.bootstrap_servers, self.config.control_topic)
-        return end_of_input_again(self.config, ends, sent, max_ts, self.log)
+        return end_of_input_again(self.config, ends, sent, self.log)
 
     def _end_of_input(self, progress: dict | None) -> int | None:
         """Once the input is consumed and its dead letters written (and no rescale waits for its

@@ -9,6 +9,7 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from bench.rescale.kafka_clock import topic_timestamps_ms
 from bench.run.input import consumed, send_end_of_input
 from bench.run.preflight import RunError
 from bench.topology.config import TopologyConfig
@@ -68,8 +69,7 @@ def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
     return {}
 
 
-def end_of_input_again(config: TopologyConfig, ends: dict[int, int], sent_ms: int | None, max_ts_ms: int,
-                       log=print) -> int | None:
+def end_of_input_again(config: TopologyConfig, ends: dict[int, int], sent_ms: int | None, log=print) -> int | None:
     """For an attempt resuming a checkpoint that has consumed the whole input (`ends`, the input
     topic's end offsets): the end-of-input record sent now, and its timestamp; None otherwise.
 
@@ -77,12 +77,20 @@ def end_of_input_again(config: TopologyConfig, ends: dict[int, int], sent_ms: in
     would wait for ever for the batch that shows the input consumed, then for the one that closes
     the last windows (make nemesis, 2026-11-29: a driver SIGKILLed after the input was consumed).
     The record carries the earlier end-of-input's timestamp `sent_ms` when an attempt sent one (the
-    watermark stays where it was), else the newest timestamp processed plus the close horizon, as
-    the first sending does; its batch runs under the watermark the checkpoint reached."""
+    watermark stays where it was), else the input topic's newest Kafka timestamp plus the close
+    horizon: read from the topic, not from the batches the observer has seen, which may lag the
+    checkpoint at this point (`make chaos`'s Ctrl-C case: 9.3 s behind, so the windows after it
+    never closed)."""
     committed = committed_offsets(config.query_checkpoint, config.topic)
     if not all(committed.get(p, 0) >= end for p, end in ends.items() if end > 0):
         return None
-    end_at = sent_ms if sent_ms is not None else max_ts_ms + config.close_horizon_ms
+    if sent_ms is None:
+        timestamps = topic_timestamps_ms(config.bootstrap_servers, config.topic)
+        if timestamps is None:
+            return None
+        end_at = timestamps[1] + config.close_horizon_ms
+    else:
+        end_at = sent_ms
     log(f"the checkpoint has consumed the whole input ({sum(ends.values())} records); "
         f"{'the end-of-input record again' if sent_ms is not None else 'closing the last windows'} ...")
     send_end_of_input(config.bootstrap_servers, config.control_topic, end_at)
