@@ -304,7 +304,8 @@ def assert_epoch_written_once(stack, run_id: str, epoch: int) -> None:
 def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark, input_topic, stw_schedule, simulated,
                                                                   killed):
     """SIGKILL right after the query was stopped (the interrupted batch not finished, no savepoint),
-    after the savepoint was read (before the checkpoint was repartitioned), after Spark's
+    after the savepoint was read (and, as if it died inside Spark's repartition, an uncommitted
+    repartition batch), after Spark's
     repartition wrote its batch (before the moved state reached `<run>.state`), or after the moved
     state was written (before the restart); the same run id finishes the rescale and the run,
     exactly, and writes the epoch to `<run>.state` once in all."""
@@ -323,6 +324,16 @@ def test_a_driver_killed_in_the_middle_of_a_rescale_resumes_exactly(stack, spark
     else:
         assert journal["switch_batch"] > journal["barrier_batch"] and checkpoint_partitions(checkpoint) == 6
     assert state_topic_has_epoch(stack, run_id) == (phase == "transferred")
+    if phase == "savepoint":
+        # As if the driver died inside Spark's repartition, after it wrote its batch and before the
+        # commit: a query started on that fails (STREAMING_UNFINISHED_REPARTITION_DETECTED), and the
+        # resumed driver tried to finish it as a data batch at every attempt (make nemesis, 2026-11-29).
+        from bench.rescale.driver import batch_ids
+
+        spark._streamingCheckpointManager.repartition(str(checkpoint), 6)
+        last = batch_ids(checkpoint / "commits")[-1]
+        for name in (str(last), f".{last}.crc"):
+            (checkpoint / "commits" / name).unlink(missing_ok=True)
 
     resumed = run_stream(prepare(options), spark=spark, log=lambda *_: None)
     assert resumed["status"] == "completed" and resumed["resumed"], resumed["error"]
