@@ -39,28 +39,34 @@ def warm_up(spark, first: Prepared, log=print) -> dict:
     MODE=realtime` (500 records/s, cost 1 ms) had LAT p99 505-516 ms in its first 20 s and 107-186 ms
     after them, with the Spark JVM at 1.5 cores, then 0.8-1.0 (2026-11-29). So its warm-up replays
     the run's own pace. Returns the warm-up's summary (not reported)."""
-    topic = f"{first.config.topic}.warmup"[:249]
     live = first.config.realtime and bool(first.options.rate)
-    if live:
-        limit, rate, cost_ms = int(REALTIME_WARM_UP_S * first.options.rate), first.options.rate, first.options.cost_ms
-    else:
-        limit, rate, cost_ms = WARM_UP_RECORDS, None, 0.0
     with tempfile.TemporaryDirectory(prefix="bench-warmup-") as folder:
-        # A run id of its own for each warm-up: its checkpoint is temporary, so a resumed run's warm-up
-        # (the driver killed after the last one sent its end of input) starts afresh, which the
-        # earlier warm-up's control topic would refuse (preflight's fresh run id check). No rescale:
-        # the warm-up's unpaced input spans under a second of event time, before any event of a
-        # schedule, and the resumed warm-up would find that input and refuse the schedule as beyond it.
-        options = replace(first.options, run_id=f"warmup-{secrets.token_hex(3)}-{first.run_id}"[:100], topic=topic, own_topic=False,
-                          limit=limit, rate=rate, cost_ms=cost_ms, no_influx=True, results_dir=Path(folder),
-                          checkpoint_root=None, experiment_id=None, progress=False, rescale=None,
-                          worker_state=first.options.worker_state or bool(first.options.rescale))
+        options = warm_up_options(first, Path(folder))
         prepared = prepare(options, ensure_stack=False, log=log)
         if not live:
             record_input([prepared], log=lambda *_: None)
-        log(f"warming up the Spark session ({first.config.grouping}, {limit} records"
-            f"{f' live at {rate:g} records/s' if live else ''}, not measured) ...")
+        log(f"warming up the Spark session ({first.config.grouping}, {options.limit} records"
+            f"{f' live at {options.rate:g} records/s' if live else ''}, not measured) ...")
         return run_stream(prepared, spark=spark, log=lambda *_: None)
+
+
+def warm_up_options(first: Prepared, folder: Path):
+    """The warm-up run's `RunOptions` (`warm_up`), its results under `folder`.
+
+    A run id of its own for each warm-up: its checkpoint is temporary, so the warm-up of a resumed
+    run (its driver killed after the last warm-up sent its end of input) starts afresh, which that
+    warm-up's control topic would refuse (preflight's fresh-run-id check). No rescale: the warm-up's
+    unpaced input spans under a second of event time, before any event of a schedule, and a resumed
+    warm-up finds that input and would refuse the schedule as beyond it (both found by make nemesis,
+    2026-11-29). The worker state of a rescale run is kept, so that it is warmed up too."""
+    if first.config.realtime and first.options.rate:
+        limit, rate, cost_ms = int(REALTIME_WARM_UP_S * first.options.rate), first.options.rate, first.options.cost_ms
+    else:
+        limit, rate, cost_ms = WARM_UP_RECORDS, None, 0.0
+    return replace(first.options, run_id=f"warmup-{secrets.token_hex(3)}-{first.run_id}"[:100],
+                   topic=f"{first.config.topic}.warmup"[:249], own_topic=False, limit=limit, rate=rate,
+                   cost_ms=cost_ms, no_influx=True, results_dir=folder, checkpoint_root=None, experiment_id=None,
+                   progress=False, rescale=None, worker_state=first.options.worker_state or bool(first.options.rescale))
 
 
 def measures_latency(prepared: Prepared) -> bool:
