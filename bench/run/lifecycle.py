@@ -299,9 +299,10 @@ class StreamRun:
             raise RunError(f"the run did not finish within --timeout-s {self.options.timeout_s:g}")
 
     def _end_of_input_again(self) -> int | None:
-        """A resumed attempt whose checkpoint consumed the whole input: `progress.end_of_input_again`."""
+        """A resumed attempt whose checkpoint consumed the whole input, with no rescale event under way
+        (it drives batches itself, and must end before the input does): `progress.end_of_input_again`."""
         ends = self.input_ends() if self.resumed and self.listener.latest is None else None
-        if ends is None or (self.rescaler is not None and self.rescaler.reached(self.observer)):
+        if ends is None or (self.rescaler is not None and self.rescaler.next_index() is not None):
             return None
         sent = first_timestamp_ms(self.config.bootstrap_servers, self.config.control_topic)
         return end_of_input_again(self.config, ends, sent, self.log)

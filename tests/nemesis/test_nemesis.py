@@ -5,6 +5,7 @@ and 20 faults (docs/faults.md)."""
 from __future__ import annotations
 
 import json
+import os
 import sys
 
 import pytest
@@ -18,6 +19,11 @@ SEED = 28
 5.8 s later, and a SHARED_STATE rescale to 6 workers at input +17 s."""
 
 RATE, SPAN_S, W = 300, 45.0, 4
+
+pytestmark = pytest.mark.skipif(
+    os.environ.get("BENCH_CHAOS") != "1",
+    reason="a short nemesis (about 2.5 minutes): run with make chaos (BENCH_CHAOS=1); in make test it took "
+           "make test past its 20-minute budget (1,292 s of tests on 2026-11-29)")
 
 
 @pytest.fixture(scope="module")
@@ -37,12 +43,6 @@ def short_nemesis(stack, tmp_path_factory):
     verdict = check_run(run.folder, stack.influx_database, plan.schedule())
     write_record(run, history, verdict)
     return run, history, verdict, lines
-
-
-def test_the_seed_plans_the_faults_this_test_describes():
-    plan = plan_faults(SEED, 3, SPAN_S, SPAN_S, W)
-    assert [(f.target, f.action) for f in plan.process_faults] == [("spark", "kill"), ("influxdb", "kill")]
-    assert (plan.schedule(), plan.protocol) == ("17s:6", "SHARED_STATE")
 
 
 def test_every_fault_is_applied_and_every_resume_automatic(short_nemesis):

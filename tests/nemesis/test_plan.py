@@ -49,3 +49,12 @@ def test_real_time_mode_draws_no_rescale():
 def test_bad_arguments_are_refused(args, message):
     with pytest.raises(ValueError, match=message):
         plan_faults(*args)
+
+
+def test_the_short_nemesis_seed_plans_the_faults_its_test_describes():
+    """tests/nemesis/test_nemesis.py (make chaos) relies on these."""
+    from tests.nemesis.test_nemesis import SEED, SPAN_S, W
+
+    plan = plan_faults(SEED, 3, SPAN_S, SPAN_S, W)
+    assert [(f.target, f.action) for f in plan.process_faults] == [("spark", "kill"), ("influxdb", "kill")]
+    assert (plan.schedule(), plan.protocol) == ("17s:6", "SHARED_STATE")
