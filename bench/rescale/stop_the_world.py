@@ -82,14 +82,18 @@ class StopTheWorld(RescaleDriver):
         # Past the savepoint, an uncommitted batch is Spark's repartition interrupted by a killed
         # driver, which `_repartition` runs again: a query started on it fails with
         # STREAMING_UNFINISHED_REPARTITION_DETECTED (make nemesis, 2026-11-29).
-        if not self.journal.reached(index, "savepoint") and \
-                batch_ids(self.checkpoint / "offsets")[-1:] != batch_ids(self.checkpoint / "commits")[-1:]:
+        if not self.journal.reached(index, "savepoint") and self._uncommitted():
             t = time.monotonic()
             once = start_query(self.config, once=True)
             once.main.awaitTermination()
             once.stop()
             steps["finish_batch_ms"] = elapsed_ms(t)
         return steps
+
+    def _uncommitted(self) -> bool:
+        """Whether the checkpoint's last planned batch is not committed (an interrupted batch, or
+        Spark's interrupted repartition)."""
+        return batch_ids(self.checkpoint / "offsets")[-1:] != batch_ids(self.checkpoint / "commits")[-1:]
 
     def _savepoint(self, spark, entry: dict, steps: dict):
         """2. Every worker's entries at the barrier (`worker_state.STATE_COLUMNS`) and N, the state
@@ -109,8 +113,7 @@ class StopTheWorld(RescaleDriver):
         if not self.journal.reached(index, "repartitioned"):
             t = time.monotonic()
             repartition_batch = None
-            unfinished = batch_ids(self.checkpoint / "offsets")[-1:] != batch_ids(self.checkpoint / "commits")[-1:]
-            if n_after != n_before and (unfinished or checkpoint_partitions(self.checkpoint) != n_after):
+            if n_after != n_before and (self._uncommitted() or checkpoint_partitions(self.checkpoint) != n_after):
                 spark._streamingCheckpointManager.repartition(str(self.checkpoint), n_after)
                 repartition_batch = batch_ids(self.checkpoint / "commits")[-1]
             steps["repartition_ms"] = elapsed_ms(t)
