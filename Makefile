@@ -100,7 +100,7 @@ fuzz: install
 	$(PY) -m pytest $(FUZZ_TESTS) --hypothesis-profile=fuzz --hypothesis-show-statistics --fast-tier-limit=3600
 
 chaos: install
-	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos tests/nemesis/test_nemesis.py -v
+	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v
 	BENCH_CHAOS=1 $(PY) -m pytest tests/topology/test_rescale_stop_the_world.py tests/topology/test_rescale_in_the_running_query.py -v -k killed
 
 # One long run under random faults from a seed (docs/faults.md, "make nemesis"): SEED= replays a

@@ -33,6 +33,7 @@ from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
 from tests.killing import Killed, KilledDrivers
 from tests.realtime_runs import RealtimeChild
+from tests.short_nemesis import ShortNemesis
 
 pytest_plugins = ["tests.tiers"]
 
@@ -314,6 +315,18 @@ def _start_the_killed_drivers_early(request) -> None:
     if "stack" in request.fixturenames and any("realtime_runs" in getattr(item, "fixturenames", ())
                                                for item in request.session.items):
         request.getfixturevalue("realtime_child")
+    if "stack" in request.fixturenames and _uses(request.session.items, "nemesis_child"):
+        request.getfixturevalue("nemesis_child")
+
+
+def _uses(items, fixture: str) -> bool:
+    return any(fixture in getattr(item, "fixturenames", ()) for item in items)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config, items) -> None:
+    """The short nemesis's tests go last: it runs beside the others, and its tests wait for its end."""
+    items.sort(key=lambda item: "nemesis_child" in getattr(item, "fixturenames", ()))
 
 
 REALTIME_TIMEOUT_S = 1500.0
@@ -333,6 +346,31 @@ def realtime_child(request, stack, input_topic, tmp_path_factory) -> Iterator[Re
     child.start(after=killed.wait_all if killed is not None else (lambda: None))
     yield child
     child.close()
+
+
+NEMESIS_TIMEOUT_S = 1800.0
+"""How long the short nemesis may take, its wait for the killed drivers and the real-time runs included."""
+
+
+@pytest.fixture(scope="session")
+def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
+    """The session's short nemesis (tests/short_nemesis.py) on a stack of its own, started once the
+    session's killed drivers have all been killed and its real-time runs have ended (whichever of
+    them it selected)."""
+    folder = tmp_path_factory.mktemp("nemesis")
+    session = request.session.items
+    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
+    realtime = request.getfixturevalue("realtime_child") if _uses(session, "realtime_runs") else None
+
+    def after() -> None:
+        if killed is not None:
+            killed.wait_all()
+        if realtime is not None:
+            realtime.join(REALTIME_TIMEOUT_S)
+    nemesis = ShortNemesis(folder, temporary_stack_config(folder / "stack"))
+    nemesis.start(after=after)
+    yield nemesis
+    nemesis.close()
 
 
 @pytest.fixture(scope="session")

@@ -65,6 +65,16 @@ class RealtimeChild:
         self._thread = threading.Thread(target=launch, name="realtime-child", daemon=True)
         self._thread.start()
 
+    def join(self, timeout_s: float) -> None:
+        """Until the child has ended (or was never launched), at most `timeout_s`; raises nothing."""
+        deadline = time.monotonic() + timeout_s
+        self._thread.join(timeout_s)
+        if self.proc is not None:
+            try:
+                self.proc.wait(max(0.0, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                pass
+
     def wait(self, timeout_s: float) -> dict:
         """The index the child wrote (name -> run folder, or `error`); AssertionError with the end of
         its log if it did not end within `timeout_s` or wrote none."""
