@@ -236,20 +236,39 @@ def test_ticker_examples(raw):
         check_counts(ds, path, want)
 
 
+def independent_reading(compression: str, data: bytes) -> bytes | None:
+    """What Python's own decompressor makes of `data`: its bytes, or None when it refuses them."""
+    try:
+        return {"gz": gzip.decompress, "bz2": bz2.decompress}[compression](data)
+    except (OSError, EOFError, ValueError):
+        return None
+
+
 @pytest.mark.parametrize("compression", ["gz", "bz2"])
+# The last byte of a bzip2 stream ends in padding bits after its end-of-stream marker: this cut and
+# junk change only those, so the file is whole (found by make fuzz, 2026-11-29).
+@example(raw=b" \t$GOOG \x1e\x0b\nF\r", cut=128, junk=b"\x81")
 @SETTINGS
 @given(raw=files(), cut=st.integers(0, 400), junk=st.binary(max_size=3))
 def test_a_corrupt_compressed_file_is_an_error_naming_it(compression, raw, cut, junk):
     """A compressed file cut short (after its header), with or without bytes after the cut, is never
-    read as text nor ends early in silence: the reader raises DatasetFileCorrupt with its path."""
+    read as text nor ends early in silence: where Python's own decompressor refuses it, the reader
+    raises DatasetFileCorrupt with its path; where that decompressor still reads it (the junk put
+    back the bytes the cut took, or changed only bzip2's padding bits), the reader gives the records
+    of what it reads."""
     with tempfile.TemporaryDirectory() as folder:
         path = write(Path(folder), "input", raw, compression)
         data = path.read_bytes()
         damaged = data[: 10 + cut % (len(data) - 10)] + junk
-        assume(damaged != data)  # the junk can be the very bytes the cut took
         path.write_bytes(damaged)
-        with pytest.raises(DatasetFileCorrupt, match=re.escape(str(path))):
-            read("TWITTER_TICKER", path)
+        accepted = independent_reading(compression, damaged)
+        if accepted is None:
+            with pytest.raises(DatasetFileCorrupt, match=re.escape(str(path))):
+                read("TWITTER_TICKER", path)
+        else:
+            event("the damage left a file the decompressor reads")
+            plain = write(Path(folder), "plain", accepted, "plain")
+            assert read("TWITTER_TICKER", path)[0] == read("TWITTER_TICKER", plain)[0]
 
 
 # --- TWITTER_ELECTION: raw tweets, one JSON object per line -----------------------------------
