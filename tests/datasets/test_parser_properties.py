@@ -19,6 +19,7 @@ import json
 import re
 import tempfile
 import unicodedata
+import zlib
 from datetime import datetime
 from pathlib import Path
 
@@ -240,7 +241,7 @@ def independent_reading(compression: str, data: bytes) -> bytes | None:
     """What Python's own decompressor makes of `data`: its bytes, or None when it refuses them."""
     try:
         return {"gz": gzip.decompress, "bz2": bz2.decompress}[compression](data)
-    except (OSError, EOFError, ValueError):
+    except (OSError, EOFError, ValueError, zlib.error):
         return None
 
 
