@@ -117,7 +117,8 @@ def _report(summaries: list[dict], as_json: bool) -> int:
                   f"{s['results'].rsplit('/', 1)[-1]}.dlq ({reasons})")
         if s.get("observer_missed_batches"):
             print(f"note ({s['grouping']}): the observer missed the progress of batch(es) {s['observer_missed_batches']} "
-                  "(the driver was killed between Spark's commit and the event): its live figures leave them out; "
+                  "(the driver was killed, or a STOP_THE_WORLD rescale stopped the query, between Spark's commit and "
+                  "that event): its live figures leave them out; "
                   "the exact figures come from the aggregates", file=sys.stderr)
         replays = [a for a in s.get("attempts") or [] if a.get("topic_state") == "prefix"]
         for a in replays:

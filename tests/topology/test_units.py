@@ -192,7 +192,29 @@ def test_batches_committed_but_never_seen_by_the_observer_are_listed(tmp_path):
     commits.mkdir(parents=True)
     for name in ("0", "1", "2", ".2.crc", "3"):
         (commits / name).write_text("v1")
-    config = SimpleNamespace(checkpoint_dir=tmp_path)
+    config = SimpleNamespace(checkpoint_dir=tmp_path, results_dir=tmp_path, realtime=False)
     assert missed_batches(config, SimpleNamespace(batches={0: {}, 1: {}, 3: {}})) == [2]
     assert missed_batches(config, SimpleNamespace(batches={0: {}, 1: {}, 2: {}, 3: {}, 4: {}})) == []
-    assert missed_batches(SimpleNamespace(checkpoint_dir=tmp_path / "none"), SimpleNamespace(batches={})) == []
+    assert missed_batches(SimpleNamespace(checkpoint_dir=tmp_path / "none", results_dir=tmp_path / "none",
+                                          realtime=False), SimpleNamespace(batches={})) == []
+
+
+def test_a_missed_batch_older_than_the_checkpoints_commits_is_found_by_its_sink_file(tmp_path):
+    """Spark keeps its last 100 commits; the sink's file of every batch stays (make nemesis: a
+    STOP_THE_WORLD stop lost batch 242's progress, and by the run's end the commits began at 370)."""
+    from types import SimpleNamespace
+
+    from bench.run.summary import missed_batches
+    from bench.topology.sink import batch_file
+
+    commits = tmp_path / "main" / "commits"
+    commits.mkdir(parents=True)
+    for name in ("370", "371"):
+        (commits / name).write_text("v1")
+    for batch_id in (241, 242, 244, 370, 371):  # 243: Spark's repartition wrote it (offline)
+        batch_file(tmp_path / "aggregates", batch_id).parent.mkdir(parents=True, exist_ok=True)
+        batch_file(tmp_path / "aggregates", batch_id).write_bytes(b"")
+    seen = SimpleNamespace(batches={241: {}, 244: {}, 370: {}, 371: {}})
+    config = SimpleNamespace(checkpoint_dir=tmp_path, results_dir=tmp_path, realtime=False)
+    assert missed_batches(config, seen, offline={243}) == [242]
+    assert missed_batches(SimpleNamespace(checkpoint_dir=tmp_path, results_dir=tmp_path, realtime=True), seen) == []
