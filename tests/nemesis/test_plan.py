@@ -52,8 +52,8 @@ def test_bad_arguments_are_refused(args, message):
 
 
 def test_the_short_nemesis_seed_plans_the_faults_its_test_describes():
-    """tests/nemesis/test_nemesis.py (make chaos) relies on these."""
-    from tests.nemesis.test_nemesis import SEED, SPAN_S, W
+    """tests/nemesis/test_nemesis.py (make test, tests/short_nemesis.py) relies on these."""
+    from tests.short_nemesis import SEED, SPAN_S, W
 
     plan = plan_faults(SEED, 3, SPAN_S, SPAN_S, W)
     assert [(f.target, f.action) for f in plan.process_faults] == [("spark", "kill"), ("influxdb", "kill")]
