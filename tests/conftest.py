@@ -312,8 +312,7 @@ def _start_the_killed_drivers_early(request) -> None:
     session's real-time runs, if a selected test uses them."""
     if "stack" in request.fixturenames and selected_kill_cases(request.session.items):
         request.getfixturevalue("killed_drivers")
-    if "stack" in request.fixturenames and any("realtime_runs" in getattr(item, "fixturenames", ())
-                                               for item in request.session.items):
+    if "stack" in request.fixturenames and _uses(request.session.items, "realtime_runs"):
         request.getfixturevalue("realtime_child")
     if "stack" in request.fixturenames and _uses(request.session.items, "nemesis_child"):
         request.getfixturevalue("nemesis_child")
