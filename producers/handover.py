@@ -3,7 +3,8 @@ partition ``n mod P``, skipping the records a resumed replay finds already in th
 
 Two loops: the unlimited one hands records over a chunk at a time, grouped by partition; the paced
 one waits for each record's intended send time (``producers.pacing``), stamps it with that time and
-measures the lag. Both keep exact counts: a first Ctrl-C only sets the ``StopFlag`` they check.
+measures the lag into an HDR histogram, so a replay of any length holds it in constant memory. Both
+keep exact counts: a first Ctrl-C only sets the ``StopFlag`` they check.
 """
 
 from __future__ import annotations
@@ -13,8 +14,11 @@ import time
 from array import array
 from collections.abc import Iterable, Iterator
 
+import numpy as np
 from confluent_kafka import KafkaException
+from hdrh.histogram import HdrHistogram
 
+from bench.latency import HIGHEST_US, new_histogram
 from datasets.base import SourceRecord
 
 from .client import ReplayClient
@@ -46,8 +50,9 @@ class Handover:
 
     Counters: ``n`` records passed (record n goes to partition n mod P), ``skipped`` of them were
     already in the topic (``skip[p]``: records of partition p there before the run), ``nbytes`` of
-    values handed, ``first_ts``/``last_ts`` the first and last Kafka timestamps (epoch ms), ``lags``
-    the per-record lag in us (paced runs only), ``end_mono_ns`` the last hand-over.
+    values handed, ``first_ts``/``last_ts`` the first and last Kafka timestamps (epoch ms),
+    ``lag_histogram`` the per-record send lag in whole us (paced runs only; ``bench.latency``'s
+    range and precision), ``end_mono_ns`` the last hand-over.
     """
 
     def __init__(self, client: ReplayClient, schedule: Schedule, partitions: int, skip: list[int] | None,
@@ -66,12 +71,25 @@ class Handover:
         self.last_ts: int | None = None
         self.ts: int | None = None
         """The last intended timestamp computed (the record being handed over at a hard stop)."""
+        self.lag_histogram: HdrHistogram = new_histogram()
         self.lags = array("q")
+        """The lags not yet folded into ``lag_histogram`` (at most PROGRESS_EVERY of them)."""
         self.end_mono_ns = start.mono_ns
 
     @property
     def handed(self) -> int:
         return self.n - self.skipped
+
+    def fold_lags(self) -> None:
+        """Move the buffered lags into ``lag_histogram`` (a lag below 0 us, a wake-up a hair early,
+        counts as 0; one above a day as a day), leaving the buffer empty."""
+        if not self.lags:
+            return
+        values, counts = np.unique(np.frombuffer(self.lags, dtype=np.int64).clip(0, HIGHEST_US), return_counts=True)
+        record = self.lag_histogram.record_value
+        for value, count in zip(values.tolist(), counts.tolist()):
+            record(value, count)
+        del self.lags[:]
 
     def run(self, records: Iterator[SourceRecord]) -> bool:
         """Wait for the schedule start, hand every record over; True if a Ctrl-C stopped the run.
@@ -205,6 +223,7 @@ class Handover:
                 last_ts = ts
                 if not n & (PROGRESS_EVERY - 1):
                     poll(0)
+                    self.fold_lags()
                     if bar is not None:
                         bar.update(n - bar.n)
                     if delivery.fatal:
@@ -212,3 +231,4 @@ class Handover:
         finally:
             self.n, self.skipped, self.nbytes = n, skipped, nbytes
             self.first_ts, self.last_ts, self.ts = first_ts, last_ts, ts
+            self.fold_lags()

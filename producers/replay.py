@@ -17,7 +17,6 @@ import logging
 from collections.abc import Iterable
 from datetime import datetime, timezone
 
-import numpy as np
 from tqdm import tqdm
 
 from datasets.base import Dataset, SourceRecord
@@ -110,7 +109,7 @@ def _count(summary: ReplaySummary, handover: Handover, delivery: DeliveryReports
     summary.duration_s = max(0, handover.end_mono_ns - handover.start.mono_ns) / 1e9
     summary.records_per_s = handed / summary.duration_s if summary.duration_s > 0 else 0.0
     unlimited = handover.schedule.unlimited
-    summary.lag = lag_percentiles(np.frombuffer(handover.lags, dtype=np.int64)) if not unlimited else None
+    summary.lag = lag_percentiles(handover.lag_histogram) if not unlimited else None
     summary.first_timestamp_ms, summary.last_timestamp_ms = handover.first_ts, handover.last_ts
     summary.per_partition = [max(0, (n - p + partitions - 1) // partitions - (skip[p] if skip else 0))
                              for p in range(partitions)]

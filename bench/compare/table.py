@@ -20,6 +20,7 @@ _NAMES = {
     "spark_rss_mib": "Spark RSS (MiB)",
     "spark_heap_committed_mib": "Spark heap committed (MiB)",
     "spark_heap_used_mib": "Spark heap used (MiB)",
+    "spark_heap_live_mib": "Spark heap live after full GC (MiB)",
     "checkpoint_mib": "checkpoint (MiB)",
     "state_memory_bytes": "state store memory (bytes)",
     "batch_duration_ms": "batch time (ms)",

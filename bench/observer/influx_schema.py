@@ -26,7 +26,7 @@ OBSERVER_FIELDS: dict[str, type] = {
     "batch_duration_ms": float, "latency_p50_ms": float, "latency_p99_ms": float, "latency_p999_ms": float,
     "latency_max_ms": float, "window_latency_p50_ms": float, "window_latency_p99_ms": float,
     "window_latency_max_ms": float, "driver_rss_mib": float, "spark_rss_mib": float,
-    "spark_heap_committed_mib": float, "spark_heap_used_mib": float, "checkpoint_mib": float,
+    "spark_heap_committed_mib": float, "spark_heap_used_mib": float, "spark_heap_live_mib": float, "checkpoint_mib": float,
     # integers: counts, ids, epoch ms
     "time_ms": int, "total_count": int, "window_count": int, "keys": int, "pairs": int, "records": int,
     "malformed": int, "dropped_by_watermark": int, "batches": int, "last_batch_id": int, "state_rows": int,

@@ -20,13 +20,16 @@ import psutil
 
 MIB = 1 << 20
 RESOURCE_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
-                    "checkpoint_mib")
+                    "spark_heap_live_mib", "checkpoint_mib")
 """The tick columns a `ResourceProbe` adds: the driver's (this Python process's) resident memory, that
 of Spark's JVM and of every process it started (executors of a local cluster), the driver JVM's heap
-as its collector has sized it (committed) and as it is filled at the tick (used: live objects and
-garbage not yet collected), and the bytes under the run's checkpoint folder (offset and commit logs,
-state store files), all in MiB. A JVM's resident memory follows its committed heap, which its
-collector grows toward the maximum heap while it sees fit: the heap columns tell that from a leak."""
+as its collector has sized it (committed), as it is filled at the tick (used: live objects and
+garbage not yet collected) and as the latest full collection left it (live: what survived the
+collection of the whole heap; None before the first), and the bytes under the run's checkpoint
+folder (offset and commit logs, state store files), all in MiB. A JVM's resident memory follows its
+committed heap, which its collector grows toward the maximum heap while it sees fit (the parallel
+collector, to keep its time under 1 % of the run's): a leak shows in the live heap, not in the
+committed one."""
 SOAK_COLUMNS = RESOURCE_COLUMNS + ("state_memory_bytes", "batch_duration_ms")
 """What `growth` reads: the resources, the state store's memory (Spark's progress, micro-batch mode)
 and the batch time."""
@@ -69,24 +72,26 @@ class ResourceProbe:
 
     Args: spark_pid: the Spark JVM's process id (`jvm_pid`), None for none (its column is then None);
         checkpoint_dir: the run's checkpoint folder; heap: a callable giving the JVM's heap
-        (committed, used) in bytes (`jvm_heap`), None for none; an error it raises (the JVM gone
-        at the end of a run) leaves both columns None."""
+        (committed, used, live) in bytes, live None before the first full collection (`jvm_heap`),
+        None for none; an error it raises (the JVM gone at the end of a run) leaves the three
+        columns None."""
 
     spark_pid: int | None
     checkpoint_dir: Path
-    heap: Callable[[], tuple[int, int]] | None = None
+    heap: Callable[[], tuple[int, int, int | None]] | None = None
 
     def __call__(self) -> dict:
         spark = tree_rss(self.spark_pid) if self.spark_pid is not None else None
         try:
-            committed, used = self.heap() if self.heap is not None else (None, None)
+            committed, used, live = self.heap() if self.heap is not None else (None, None, None)
         except Exception:  # Py4J's errors: the gateway closed as the run stops
-            committed, used = None, None
+            committed, used, live = None, None, None
         return {
             "driver_rss_mib": round(psutil.Process().memory_info().rss / MIB, 1),
             "spark_rss_mib": None if spark is None else round(spark / MIB, 1),
             "spark_heap_committed_mib": None if committed is None else round(committed / MIB, 1),
             "spark_heap_used_mib": None if used is None else round(used / MIB, 1),
+            "spark_heap_live_mib": None if live is None else round(live / MIB, 1),
             "checkpoint_mib": round(folder_bytes(self.checkpoint_dir) / MIB, 2),
         }
 
@@ -97,15 +102,32 @@ def jvm_pid(spark) -> int:
 
 
 def jvm_heap(spark):
-    """A callable giving `spark`'s driver JVM heap, (committed, used) bytes (`java.lang.management`'s
-    MemoryMXBean, over Py4J)."""
-    bean = spark._jvm.java.lang.management.ManagementFactory.getMemoryMXBean()
+    """A callable giving `spark`'s driver JVM heap in bytes over Py4J (`java.lang.management`):
+    (committed, used) from the MemoryMXBean and live, the heap in use after the latest full
+    collection (the sum over the heap's pools of its GcInfo's usage after the collection; None
+    before the first). The full collector is the one that manages every heap pool: the parallel
+    collector's "PS MarkSweep" (the young one, "PS Scavenge", manages eden and the survivors); of
+    several (G1's), the one named "Old"."""
+    management = spark._jvm.java.lang.management.ManagementFactory
+    bean = management.getMemoryMXBean()
+    pools = [pool.getName() for pool in management.getMemoryPoolMXBeans() if pool.getType().name() == "HEAP"]
+    full = _full_collector(list(management.getGarbageCollectorMXBeans()), pools)
 
-    def heap() -> tuple[int, int]:
+    def heap() -> tuple[int, int, int | None]:
         usage = bean.getHeapMemoryUsage()
-        return int(usage.getCommitted()), int(usage.getUsed())
+        info = full.getLastGcInfo() if full is not None else None
+        live = None if info is None else sum(int(info.getMemoryUsageAfterGc().get(pool).getUsed()) for pool in pools)
+        return int(usage.getCommitted()), int(usage.getUsed()), live
 
     return heap
+
+
+def _full_collector(collectors: list, heap_pools: list[str]):
+    """Of the JVM's GarbageCollectorMXBeans, the one that collects the whole heap (None if none)."""
+    whole = [c for c in collectors if set(heap_pools) <= set(c.getMemoryPoolNames())]
+    if len(whole) > 1:
+        whole = [c for c in whole if "Old" in c.getName()] or whole
+    return whole[0] if whole else None
 
 
 def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
@@ -134,7 +156,7 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
 
 LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS", "MiB"),
           "spark_heap_committed_mib": ("Spark heap committed", "MiB"),
-          "spark_heap_used_mib": ("Spark heap used", "MiB"), "checkpoint_mib": ("checkpoint", "MiB"),
+          "spark_heap_used_mib": ("Spark heap used", "MiB"), "spark_heap_live_mib": ("Spark heap live", "MiB"), "checkpoint_mib": ("checkpoint", "MiB"),
           "state_memory_bytes": ("state store memory", "bytes"), "batch_duration_ms": ("batch time", "ms")}
 
 

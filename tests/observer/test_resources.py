@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from bench.observer.resources import FLAT_GROWTH_PCT, ResourceProbe, describe_growth, folder_bytes, growth, tree_rss
+from bench.observer.resources import (FLAT_GROWTH_PCT, ResourceProbe, describe_growth, folder_bytes, growth, jvm_heap,
+                                     tree_rss)
 
 
 def test_folder_bytes_sums_every_file_below_and_a_missing_folder_is_empty(tmp_path):
@@ -41,8 +42,10 @@ def test_the_probe_samples_the_driver_and_the_checkpoint(tmp_path):
     sample = ResourceProbe(None, tmp_path)()
     assert sample["driver_rss_mib"] > 10 and sample["spark_rss_mib"] is None and sample["checkpoint_mib"] == 3.0
     assert sample["spark_heap_committed_mib"] is None and sample["spark_heap_used_mib"] is None
-    sample = ResourceProbe(os.getpid(), tmp_path, lambda: (512 << 20, 100 << 20))()
+    assert sample["spark_heap_live_mib"] is None
+    sample = ResourceProbe(os.getpid(), tmp_path, lambda: (512 << 20, 100 << 20, 40 << 20))()
     assert sample["spark_rss_mib"] > 10 and (sample["spark_heap_committed_mib"], sample["spark_heap_used_mib"]) == (512, 100)
+    assert sample["spark_heap_live_mib"] == 40
 
 
 def test_a_heap_probe_that_fails_leaves_its_columns_empty(tmp_path):
@@ -51,6 +54,15 @@ def test_a_heap_probe_that_fails_leaves_its_columns_empty(tmp_path):
 
     sample = ResourceProbe(None, tmp_path, gone)()
     assert sample["spark_heap_committed_mib"] is None and sample["driver_rss_mib"] > 10
+
+
+def test_the_heap_probe_reads_the_live_heap_after_a_full_collection(spark):
+    """The session's JVM (the parallel collector): committed and used at once, live once a full
+    collection ran (System.gc() is one, "PS MarkSweep"), never above the committed heap."""
+    heap = jvm_heap(spark)
+    spark._jvm.java.lang.System.gc()
+    committed, used, live = heap()
+    assert committed >= used > 0 and live is not None and 0 < live <= committed, (committed, used, live)
 
 
 def ticks(values: dict[str, list[float]], every_s: float = 10.0) -> pd.DataFrame:

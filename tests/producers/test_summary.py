@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+from array import array
 
 import numpy as np
 
+from bench.latency import exact_percentile, new_histogram
+from producers.handover import Handover
 from producers.summary import ReplaySummary, lag_percentiles
 
 
@@ -24,9 +27,29 @@ def test_ok():
 
 def test_lag_percentiles():
     lags = np.arange(1, 1001, dtype=np.int64) * 1000  # 1..1000 ms in us
-    p = lag_percentiles(lags)
-    assert abs(p["p50_ms"] - 500.5) < 1e-9 and abs(p["p99_ms"] - 990.01) < 1e-6 and p["max_ms"] == 1000 and p["samples"] == 1000
-    assert lag_percentiles(np.array([], dtype=np.int64)) is None
+    histogram = new_histogram()
+    for lag in lags.tolist():
+        histogram.record_value(lag)
+    p = lag_percentiles(histogram)
+    for name, q in (("p50_ms", 50.0), ("p99_ms", 99.0), ("p999_ms", 99.9), ("max_ms", 100.0)):
+        exact = exact_percentile(lags, q) / 1000.0
+        assert exact <= p[name] <= exact * 1.001, (name, p[name], exact)
+    assert p["samples"] == 1000
+    assert lag_percentiles(new_histogram()) is None
+
+
+def test_send_lags_fold_into_the_histogram():
+    """The paced loop buffers lags and folds them: the buffer empties, every lag is counted once,
+    and a lag outside the histogram's range is clamped into it, not lost."""
+    handover = Handover.__new__(Handover)
+    handover.lag_histogram, handover.lags = new_histogram(), array("q", [5, 5, 7, -3, 10**15])
+    handover.fold_lags()
+    handover.lags.extend([7, 12])
+    handover.fold_lags()
+    assert len(handover.lags) == 0 and handover.lag_histogram.get_total_count() == 7
+    assert handover.lag_histogram.get_count_at_value(5) == 2 and handover.lag_histogram.get_count_at_value(7) == 2
+    assert handover.lag_histogram.get_count_at_value(0) == 1
+    assert handover.lag_histogram.get_max_value() >= 24 * 3600 * 10**6
 
 
 def test_to_dict_and_human():
