@@ -155,8 +155,14 @@ class Observer:
         return [known.setdefault(p, p) for p in map(tuple, pairs)]
 
     def on_aggregates(self, batch_id: int, frame: pd.DataFrame) -> None:
+        """Batch `batch_id`'s final totals (the sink's frame). Only a batch that closed a window is
+        kept: most batches close none, and an empty frame still costs 5.5 KB (a 3,000,000-record
+        soak: 5 MiB of them by its 1,000th batch)."""
         with self._lock:
-            self.aggregates[batch_id] = frame
+            if len(frame):
+                self.aggregates[batch_id] = frame
+            else:
+                self.aggregates.pop(batch_id, None)
 
     # -- figures --------------------------------------------------------------------------------
     def loads(self) -> np.ndarray:
@@ -174,7 +180,7 @@ class Observer:
         """Every final total per (window, key) written so far, the last written where a window was
         written again (a real-time run's late update corrects it)."""
         with self._lock:
-            frames = [self.aggregates[b] for b in sorted(self.aggregates) if len(self.aggregates[b])]
+            frames = [self.aggregates[b] for b in sorted(self.aggregates)]
         if not frames:
             return pd.DataFrame()
         agg = pd.concat(frames, ignore_index=True)

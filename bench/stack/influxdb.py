@@ -22,7 +22,10 @@ class InfluxService:
     """The InfluxDB server of one `StackConfig`."""
 
     name = "influxdb"
-    startup_timeout_s = 60.0
+    startup_timeout_s = 300.0
+    """influxd answers its `/ping` within a second on a quiet machine, but a `make nemesis` that
+    SIGKILLed it, on two cores busy with two soak runs beside it, met a start that took 31-52 s and
+    one that did not answer within 60 s (2026-12-01): waiting longer costs a healthy start nothing."""
 
     def __init__(self, config: StackConfig):
         self.config = config

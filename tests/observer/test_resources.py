@@ -11,8 +11,8 @@ import numpy as np
 import pandas as pd
 import psutil
 
-from bench.observer.resources import (FLAT_GROWTH_PCT, ResourceProbe, describe_growth, folder_bytes, growth, jvm_heap,
-                                     tree_rss)
+from bench.observer.resources import (FLAT_GROWTH_PCT, MALLOC_TRIM, ResourceProbe, describe_growth, folder_bytes,
+                                     growth, jvm_heap, release_free_memory, tree_rss)
 
 
 def test_folder_bytes_sums_every_file_below_and_a_missing_folder_is_empty(tmp_path):
@@ -34,6 +34,20 @@ def test_tree_rss_counts_the_children_and_none_for_a_process_that_is_gone():
         child.kill()
         child.wait()
     assert tree_rss(child.pid) is None
+
+
+def test_freed_memory_goes_back_to_the_system_before_a_sample():
+    """60 MiB of 600-byte objects (above pymalloc's 512, so glibc's) freed but for the last, which
+    pins the heap's top: glibc keeps the pages until `release_free_memory` trims them."""
+    assert MALLOC_TRIM is not None, "this Linux's C library has no malloc_trim"
+    process = psutil.Process()
+    blocks = [bytes(600) for _ in range(100_000)]
+    last = blocks[-1]
+    del blocks
+    kept = process.memory_info().rss
+    release_free_memory()
+    assert process.memory_info().rss < kept - (20 << 20), (kept >> 20, process.memory_info().rss >> 20)
+    assert len(last) == 600
 
 
 def test_the_probe_samples_the_driver_and_the_checkpoint(tmp_path):
