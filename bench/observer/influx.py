@@ -14,6 +14,9 @@ from __future__ import annotations
 import json
 import logging
 import threading
+import urllib.error
+import urllib.parse
+import urllib.request
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
@@ -159,6 +162,22 @@ class InfluxWriter:
             return 0
         finally:
             self.client.close()
+
+
+def observer_points(url: str, database: str, run_id: str, timeout_s: float = 5.0) -> int | None:
+    """The number of observer ticks InfluxDB holds for `run_id` (points of measurement `observer`
+    with its `run_id` tag, through the v1 `/query` API); None when InfluxDB does not answer or
+    refuses the query (a run then goes on, and writes nothing there while it stays unreachable)."""
+    query = urllib.parse.urlencode({"db": database, "q": f"SELECT count(std_dev) FROM observer WHERE run_id = '{run_id}'"})
+    try:
+        with urllib.request.urlopen(f"{url.rstrip('/')}/query?{query}", timeout=timeout_s) as resp:
+            result = json.load(resp)["results"][0]
+    except (urllib.error.URLError, OSError, ValueError, KeyError, IndexError):
+        return None
+    if "error" in result:
+        return None
+    series = result.get("series") or []
+    return int(series[0]["values"][0][1]) if series else 0
 
 
 def write_rows(client, bucket: str, rows: Iterable[Mapping], tags: Mapping[str, str], chunk: int = 5000) -> int:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from bench.observer.influx import observer_points
 from bench.rescale.setup import rescale_config
 from bench.results.record import RESULTS_DIR, check_run_id, new_run_id
 from bench.run.options import RunOptions
@@ -60,8 +61,8 @@ class Prepared:
 def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Prepared:
     """Every check that can fail before Spark starts, in order: grouping, dataset, option values,
     run id, broker (starting the local stack if `ensure_stack` and no --bootstrap-servers), input
-    topic, topology configuration, an earlier run's leftovers under the run id. Raises RunError with
-    a clear message."""
+    topic, topology configuration, an earlier run's leftovers under the run id (in its Kafka topics
+    and in InfluxDB). Raises RunError with a clear message."""
     grouping = _checked_grouping(options)
     dataset, splitter_sql = _checked_dataset(options)
     _check_values(options)
@@ -83,9 +84,12 @@ def prepare(options: RunOptions, *, ensure_stack: bool = True, log=print) -> Pre
     if config.realtime:
         _check_realtime(config, options, master)
     influx_url = None if options.no_influx else (options.influx_url or stack_config.influx_url)
+    influx_database = options.influx_database or stack_config.influx_database
+    if influx_url is not None:
+        check_fresh_influx(config, influx_url, influx_database)
     return Prepared(options=replace(options, grouping=grouping, partitions=partitions, master=master), config=config,
                     dataset=dataset, splitter_sql=splitter_sql, run_id=run_id, influx_url=influx_url,
-                    influx_database=options.influx_database or stack_config.influx_database,
+                    influx_database=influx_database,
                     topic_exists=topic_exists, stack_started=stack_started, replay_total=replay_total)
 
 
@@ -113,6 +117,22 @@ def _check_fresh_run_id(config: TopologyConfig) -> None:
             raise RunError(f"run id {config.run_id!r} was used before: its {kind} topic {topic!r} holds "
                            f"{sum(held.values())} record(s) of an earlier run, and {config.checkpoint_dir} has no "
                            f"checkpoint to resume from; use another run id, or delete the topics {config.run_id}.* first")
+
+
+def check_fresh_influx(config: TopologyConfig, influx_url: str, database: str) -> None:
+    """RunError when InfluxDB holds observer ticks of `config.run_id` but the run has no record (no
+    results folder): an earlier run under this run id wrote them and its record was deleted, so the
+    new run's points would mix with the old ones on every dashboard and in every count (a `make
+    nemesis` that reused a run id found 101 points for its 81 ticks, 2026-11-29). A run that resumes
+    its record writes the same points again, which leaves one each. Nothing to check when InfluxDB
+    does not answer."""
+    if Path(config.results_dir).exists():
+        return
+    held = observer_points(influx_url, database, config.run_id)
+    if held:
+        raise RunError(f"run id {config.run_id!r} was used before: InfluxDB at {influx_url} (database {database!r}) "
+                       f"holds {held} observer tick(s) of an earlier run whose record {config.results_dir} is gone; "
+                       f"use another run id, or delete its points first: DROP SERIES WHERE run_id = '{config.run_id}'")
 
 
 def _check_resumable(config: TopologyConfig) -> None:

@@ -92,3 +92,23 @@ def test_a_fresh_run_under_a_used_run_id_is_refused_before_spark(stack, tmp_path
     with pytest.raises(RunError, match=f"run id '{run_id}' was used before: its control topic '{run_id}.control' "
                                        "holds 1 record"):
         prepare(options)
+
+
+def test_a_fresh_run_under_a_run_id_with_influx_points_is_refused_before_spark(stack, tmp_path):
+    """InfluxDB holds an observer tick of `run_id` and the run has no record: the new run's ticks
+    would mix with the old ones, so `prepare` refuses it and says how to delete them; once the run
+    has a record (a resume), its points are its own and the run is accepted."""
+    import urllib.request
+
+    run_id = f"influx-used-{int(time.time())}"
+    options = e2e_options(stack, tmp_path, None, "KEY", run_id, limit=10)
+    prepare(options)  # fresh: accepted
+    line = f"observer,run_id={run_id},grouping=KEY std_dev=1.5 1800000000000".encode()
+    request = urllib.request.Request(f"{stack.influx_url}/write?db={stack.influx_database}&precision=ms", data=line)
+    with urllib.request.urlopen(request, timeout=10) as response:
+        assert response.status == 204
+    with pytest.raises(RunError, match=f"run id '{run_id}' was used before: InfluxDB .* holds 1 observer tick.*"
+                                       f"DROP SERIES WHERE run_id = '{run_id}'"):
+        prepare(options)
+    (tmp_path / run_id).mkdir()
+    prepare(options)  # the run's own record: a resume
