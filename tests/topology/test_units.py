@@ -126,6 +126,9 @@ def test_session_conf_sets_rocksdb_and_keeps_the_master():
     assert conf["spark.sql.shuffle.partitions"] == "7" and conf["spark.jars"] == "/x/a.jar"
     assert conf["spark.driver.memory"] == "4g" and conf["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC"
     assert session_conf("local[2]", 1, extra={"spark.driver.memory": "8g"})["spark.driver.memory"] == "8g"
+    # The status store keeps 100 of each kind of finished work, not Spark's 1,000.
+    assert (conf["spark.ui.retainedJobs"], conf["spark.ui.retainedStages"], conf["spark.sql.ui.retainedExecutions"]) == \
+        ("100", "100", "100")
 
 
 def test_the_local_file_system_is_set_for_masters_on_this_machine_only():
