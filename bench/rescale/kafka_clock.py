@@ -7,7 +7,30 @@ each partition in intended-time order).
 
 from __future__ import annotations
 
-from confluent_kafka import Consumer, TopicPartition
+import time
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, TopicPartition
+
+TRANSIENT = frozenset({KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE,
+                       KafkaError.UNKNOWN_TOPIC_OR_PART, KafkaError._TRANSPORT, KafkaError._TIMED_OUT})
+"""Broker answers that pass: a partition whose leader is being elected (a topic just created, a
+broker starting again), a connection that dropped."""
+
+
+def watermark_offsets(consumer, partition: TopicPartition, timeout_s: float) -> tuple[int, int]:
+    """`consumer.get_watermark_offsets`, asked again every 0.2 s while the broker answers with a
+    TRANSIENT error, for up to `timeout_s`. A driver asked it while a test's busy broker still had
+    no leader for a new topic's partition (NOT_LEADER_FOR_PARTITION) and ended (2026-12-01).
+    Raises: KafkaException, any other error or a transient one past `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            return consumer.get_watermark_offsets(partition, timeout=timeout_s)
+        except KafkaException as e:
+            error = e.args[0] if e.args and isinstance(e.args[0], KafkaError) else None
+            if error is None or not (error.retriable() or error.code() in TRANSIENT) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
 
 
 def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> tuple[int, int] | None:
@@ -22,7 +45,7 @@ def topic_timestamps_ms(bootstrap: str, topic: str, timeout_s: float = 15.0) -> 
         parts = consumer.list_topics(topic, timeout=timeout_s).topics[topic].partitions
         first, last = [], []
         for p in parts:
-            low, high = consumer.get_watermark_offsets(TopicPartition(topic, p), timeout=timeout_s)
+            low, high = watermark_offsets(consumer, TopicPartition(topic, p), timeout_s)
             for offset, out in ((low, first), (high - 1, last)):
                 if high <= low:
                     continue

@@ -294,3 +294,26 @@ def test_a_run_resumed_after_its_last_event_summarises_it_on_the_input_clock(tmp
     assert rescaler.t_first_ms is None
     (event,) = rescale_summary(rescaler, SimpleNamespace(batches=batches, live_input=False), "STOP_THE_WORLD")["events"]
     assert event["done_ms"] == 62_000  # the switch batch's newest timestamp, from the input's first
+
+
+def test_watermark_offsets_are_asked_again_while_the_partition_has_no_leader():
+    """A NOT_LEADER_FOR_PARTITION (a new topic's partition on a busy broker) is asked again; any
+    other error is raised at once."""
+    from confluent_kafka import KafkaError, KafkaException, TopicPartition
+
+    from bench.rescale.kafka_clock import watermark_offsets
+
+    class Consumer:
+        def __init__(self, errors):
+            self.errors, self.calls = list(errors), 0
+
+        def get_watermark_offsets(self, partition, timeout):
+            self.calls += 1
+            if self.errors:
+                raise KafkaException(KafkaError(self.errors.pop(0)))
+            return 0, 5
+
+    leaderless = Consumer([KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.NOT_LEADER_FOR_PARTITION])
+    assert watermark_offsets(leaderless, TopicPartition("t", 0), 5.0) == (0, 5) and leaderless.calls == 3
+    with pytest.raises(KafkaException):
+        watermark_offsets(Consumer([KafkaError.TOPIC_AUTHORIZATION_FAILED]), TopicPartition("t", 0), 5.0)
