@@ -14,13 +14,12 @@ import os
 import subprocess
 import sys
 import tempfile
-import urllib.parse
-import urllib.request
 from collections import Counter
 from pathlib import Path
 
 import pandas as pd
 
+from bench.observer.influx import observer_points
 from bench.topology.sink import read_aggregates
 from datasets import get_dataset
 from producers import inspect_topic
@@ -51,12 +50,12 @@ def aggregated_weights(bootstrap_servers: str, run_id: str) -> Counter:
 
 
 def influx_points(influx_url: str, database: str, run_id: str) -> int:
-    """InfluxDB 1.8's count of the run's `observer` points."""
-    q = urllib.parse.urlencode({"db": database,
-                                "q": f"SELECT count(time_ms) FROM observer WHERE run_id = '{run_id}'"})
-    with urllib.request.urlopen(f"{influx_url}/query?{q}", timeout=30) as r:
-        series = json.load(r)["results"][0].get("series") or []
-    return int(series[0]["values"][0][1]) if series else 0
+    """InfluxDB 1.8's count of the run's `observer` points (`bench.observer.influx.observer_points`).
+    Raises RuntimeError when InfluxDB does not answer."""
+    points = observer_points(influx_url, database, run_id, timeout_s=30.0)
+    if points is None:
+        raise RuntimeError(f"InfluxDB at {influx_url} did not answer the count of {run_id}'s points")
+    return points
 
 
 def simulated(config: dict, schedule: str | None) -> tuple[list[int], pd.DataFrame | None]:

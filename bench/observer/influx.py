@@ -166,9 +166,10 @@ class InfluxWriter:
 
 def observer_points(url: str, database: str, run_id: str, timeout_s: float = 5.0) -> int | None:
     """The number of observer ticks InfluxDB holds for `run_id` (points of measurement `observer`
-    with its `run_id` tag, through the v1 `/query` API); None when InfluxDB does not answer or
-    refuses the query (a run then goes on, and writes nothing there while it stays unreachable)."""
-    query = urllib.parse.urlencode({"db": database, "q": f"SELECT count(std_dev) FROM observer WHERE run_id = '{run_id}'"})
+    with its `run_id` tag, counted by `time_ms`, a field of every tick, through the v1 `/query`
+    API); None when InfluxDB does not answer or refuses the query (a run then goes on, and writes
+    nothing there while it stays unreachable)."""
+    query = urllib.parse.urlencode({"db": database, "q": f"SELECT count(time_ms) FROM observer WHERE run_id = '{run_id}'"})
     try:
         with urllib.request.urlopen(f"{url.rstrip('/')}/query?{query}", timeout=timeout_s) as resp:
             result = json.load(resp)["results"][0]

@@ -103,7 +103,7 @@ def test_a_fresh_run_under_a_run_id_with_influx_points_is_refused_before_spark(s
     run_id = f"influx-used-{int(time.time())}"
     options = e2e_options(stack, tmp_path, None, "KEY", run_id, limit=10)
     prepare(options)  # fresh: accepted
-    line = f"observer,run_id={run_id},grouping=KEY std_dev=1.5 1800000000000".encode()
+    line = f"observer,run_id={run_id},grouping=KEY time_ms=1800000000000i,std_dev=1.5 1800000000000".encode()
     request = urllib.request.Request(f"{stack.influx_url}/write?db={stack.influx_database}&precision=ms", data=line)
     with urllib.request.urlopen(request, timeout=10) as response:
         assert response.status == 204
