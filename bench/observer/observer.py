@@ -19,7 +19,10 @@ the tuples of the batches since the last tick (HDR histograms, `bench.latency`),
 latency, Spark's progress figures.
 
 Everything the observer receives is appended to `results/<run>/observer/progress.jsonl`, so a
-restarted run resumes with the same cumulative figures.
+restarted run resumes with the same cumulative figures. In memory it keeps every batch's scalar
+figures, and the bulky ones (distinct pairs, latency histograms, worker spans) only for the newest
+DETAIL_BATCHES batches: older ones are folded into running totals (`Observer.batch_details` reads
+them all back from the journal).
 """
 
 from __future__ import annotations
@@ -36,6 +39,16 @@ from bench import latency, metrics
 from bench.observer.batches import batch_figures, journal_batches
 from bench.topology.grouping_stage import timestamps_ms
 from bench.topology.sink import read_batches
+
+DETAIL_BATCHES = 32
+"""How many of the newest batches (by batch id) keep their bulky figures (BULKY) in the observer's
+memory; an older batch that a tick has covered has its pairs, latency and worker spans folded into
+the run's totals and its phase times dropped (`Observer._fold`; the journal keeps them all). A batch is delivered again only when the query re-runs
+it after a restart, and that is one of the newest. Without the fold, the observer rebuilt from the
+3,000,000-record soak's journal (soak-mb-5) held 6.7 MiB of batch figures at its 493rd batch,
+13.7 KB per batch, 11 KB of it in these four; with the fold, 4.7 MiB, 2.3 of them the folded
+latency histograms, a constant 229 KB per worker."""
+BULKY = ("pairs", "latency", "processed_ms", "phases_ms")
 
 
 def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
@@ -101,6 +114,12 @@ class Observer:
         """A real-time run's input records and malformed ones, counted by its input audit
         (`bench.topology.audit`) rather than per batch."""
         self._pairs_seen: dict[tuple, tuple] = {}
+        self._folded_ids: set[int] = set()
+        self._folded_pairs: set[tuple] = set()
+        self._folded_steady: dict[int, object] = {}
+        """Worker -> the latency histogram of its tuples in the folded batches after the warm-up."""
+        self._folded_warm_tuples = 0
+        self._folded_spans: dict[int, list[int]] = {}
         self._journal = self.folder / "observer" / "progress.jsonl"
         self._ticker: threading.Thread | None = None
         self._stop = threading.Event()
@@ -125,6 +144,7 @@ class Observer:
                                         ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")}
                 self._previous_loads = self.loads()
         self._set_start()
+        self._fold()
 
     def _set_start(self) -> None:
         with_data = [b for b in self.batches.values() if b["rows"] > 0]
@@ -140,11 +160,13 @@ class Observer:
         """One batch's figures (`batch_figures`' keys; in real-time mode the aggregator's,
         `bench.topology.realtime_aggregator`), journalled; a batch id seen before is replaced."""
         with self._lock:
-            fig["pairs"] = self._shared(fig["pairs"])
-            self.batches[fig["batch_id"]] = fig
             self._journal.parent.mkdir(parents=True, exist_ok=True)
             with self._journal.open("a") as f:
                 f.write(json.dumps(fig) + "\n")
+            fig["pairs"] = self._shared(fig["pairs"])
+            if fig["batch_id"] in self._folded_ids:  # delivered again after its fold: the folded figures stay
+                fig = {k: v for k, v in fig.items() if k not in BULKY}
+            self.batches[fig["batch_id"]] = fig
             self._set_start()
 
     def _shared(self, pairs) -> list[tuple]:
@@ -153,6 +175,40 @@ class Observer:
         3,000,000 US_FLIGHTS_3M records, 1,346 batches, held 63 MiB of them in copies of their own)."""
         known = self._pairs_seen
         return [known.setdefault(p, p) for p in map(tuple, pairs)]
+
+    def _fold(self) -> None:
+        """Fold the bulky figures (BULKY) of the batches older than the newest DETAIL_BATCHES and
+        already covered by a tick into the run's totals: their distinct pairs, their latency after
+        the warm-up per worker (before it, a tuple count) and each worker's first and last
+        processed instant; their phase times are dropped. The caller holds the lock (or is the
+        constructor)."""
+        if not self.batches:
+            return
+        last_ticked = self._last_ticked()
+        newest = max(self.batches)
+        cut = (self.start_ms or 0) + 1000 * self.latency_warmup_s
+        for batch_id, fig in self.batches.items():
+            if batch_id > last_ticked or batch_id > newest - DETAIL_BATCHES or "pairs" not in fig:
+                continue
+            self._folded_pairs.update(fig.pop("pairs"))
+            encoded = fig.pop("latency", None) or {}
+            if fig["start_ms"] >= cut:
+                for w, enc in encoded.items():
+                    latency.merge([enc], into=self._folded_steady.setdefault(int(w), latency.new_histogram()))
+            else:
+                self._folded_warm_tuples += int(latency.merge(encoded.values()).get_total_count())
+            for w, (first, last) in (fig.pop("processed_ms", None) or {}).items():
+                old = self._folded_spans.get(int(w))
+                self._folded_spans[int(w)] = [first, last] if old is None else \
+                    [min(old[0], first), max(old[1], last)]
+            fig.pop("phases_ms", None)  # Spark's phase times: kept in the journal, never totalled
+            self._folded_ids.add(batch_id)
+
+    def batch_details(self) -> dict[int, dict]:
+        """Every batch's figures with the bulky ones (`pairs`, `latency`, `processed_ms`), read
+        back from the journal (`journal_batches`): for the checks and figures that need them per
+        batch at a run's end (a rescale run's ownership check and per-event figures)."""
+        return journal_batches(self.folder)
 
     def on_aggregates(self, batch_id: int, frame: pd.DataFrame) -> None:
         """Batch `batch_id`'s final totals (the sink's frame). Only a batch that closed a window is
@@ -170,10 +226,11 @@ class Observer:
             return np.array([b["loads"] for b in self.batches.values()], dtype=np.int64).reshape(-1, self.workers).sum(axis=0)
 
     def pairs(self) -> set:
+        """The distinct (key, worker) pairs routed so far."""
         with self._lock:
-            out: set = set()
+            out = set(self._folded_pairs)
             for b in self.batches.values():
-                out.update(b["pairs"])
+                out.update(b.get("pairs") or ())
             return out
 
     def final_aggregates(self) -> pd.DataFrame:
@@ -199,6 +256,7 @@ class Observer:
             row = {**self._row(now_ms), **sample}
             self.rows.append(row)
             rows = list(self.rows)
+            self._fold()
         for out in self.outputs:
             try:
                 out(row)
@@ -227,8 +285,7 @@ class Observer:
         window_loads = loads - self._previous_loads
         self._previous_loads = loads
         agg = self.final_aggregates()
-        last_ticked = self.rows[-1].get("last_batch_id") if self.rows else None
-        last_ticked = -1 if last_ticked is None or last_ticked != last_ticked else int(last_ticked)  # NaN
+        last_ticked = self._last_ticked()
         fresh = [b for b in batches if b["batch_id"] > last_ticked]
         row = {
             "run_id": self.run_id,
@@ -261,6 +318,11 @@ class Observer:
             row["rescaling"] = overlaps(self.rescale_spans(), int(since), now_ms)
         return row
 
+    def _last_ticked(self) -> int:
+        """The last batch id a tick covered, -1 before any."""
+        last = self.rows[-1].get("last_batch_id") if self.rows else None
+        return -1 if last is None or last != last else int(last)  # NaN: a tick before any batch
+
     def _update_reference(self, loads: np.ndarray, total: int, pairs: int, keys: int, now_ms: int) -> None:
         """The reference figures (§10) of a tick that saw new data: STD_DEV, DIST_COST,
         THROUGHPUT_RATIO, TOTAL COUNT and the observer time (ms), from the cumulative `loads`
@@ -280,7 +342,12 @@ class Observer:
     def _latency(self, batches: list[dict], prefix: str) -> dict:
         """Processing-latency figures (`bench.latency.figures_ms`) of the tuples of `batches`; None
         percentiles when the input was not live."""
-        merged = latency.merge(enc for b in batches for enc in (b.get("latency") or {}).values())
+        encoded = (enc for b in batches for enc in (b.get("latency") or {}).values())
+        return self._latency_figures(latency.merge(encoded), prefix)
+
+    def _latency_figures(self, merged, prefix: str) -> dict:
+        """`bench.latency.figures_ms` of the histogram `merged`; None percentiles when the input was
+        not live."""
         figures = latency.figures_ms(merged, prefix)
         if not self.live_input:
             figures = {k: (None if k.endswith("_ms") else v) for k, v in figures.items()}
@@ -295,17 +362,21 @@ class Observer:
         with self._lock:
             batches = [b for b in self.batches.values() if b.get("latency")]
             start = self.start_ms
+            per_worker = {w: _copy(h) for w, h in self._folded_steady.items()}
+            warm_tuples = self._folded_warm_tuples
         cut = (start or 0) + 1000 * self.latency_warmup_s
-        steady = [b for b in batches if b["start_ms"] >= cut]
-        warm = [b for b in batches if b["start_ms"] < cut]
-        per_worker = []
-        for w in range(self.workers):
-            h = latency.merge(b["latency"].get(str(w), "") for b in steady)
-            per_worker.append(h.get_value_at_percentile(99.0) / 1000.0 if h.get_total_count() else None)
-        return {**self._latency(steady, "latency"), "warmup_s": self.latency_warmup_s,
-                "warmup_tuples": latency.figures_ms(latency.merge(
-                    e for b in warm for e in b["latency"].values()))["latency_tuples"],
-                "per_worker_p99_ms": per_worker}
+        for b in batches:
+            if b["start_ms"] >= cut:
+                for w, enc in b["latency"].items():
+                    latency.merge([enc], into=per_worker.setdefault(int(w), latency.new_histogram()))
+            else:
+                warm_tuples += int(latency.merge(b["latency"].values()).get_total_count())
+        every = latency.new_histogram()
+        for h in per_worker.values():
+            every.add(h)
+        p99 = {w: h.get_value_at_percentile(99.0) / 1000.0 for w, h in per_worker.items() if h.get_total_count()}
+        return {**self._latency_figures(every, "latency"), "warmup_s": self.latency_warmup_s,
+                "warmup_tuples": warm_tuples, "per_worker_p99_ms": [p99.get(w) for w in range(self.workers)]}
 
     def processing_span(self) -> dict:
         """When the workers processed the run's tuples (epoch ms, from the worker tasks' clocks):
@@ -313,7 +384,7 @@ class Observer:
         worker `per_worker_busy_ms` (its first to its last tuple). Empty before any tuple."""
         with self._lock:
             spans = [b.get("processed_ms") or {} for b in self.batches.values()]
-        per_worker: dict[int, list[int]] = {}
+            per_worker = {w: list(span) for w, span in self._folded_spans.items()}
         for batch in spans:
             for w, (first, last) in batch.items():
                 old = per_worker.get(int(w))
@@ -341,6 +412,13 @@ class Observer:
         if self._ticker is not None:
             self._ticker.join()
             self._ticker = None
+
+
+def _copy(histogram):
+    """A new histogram holding `histogram`'s counts."""
+    out = latency.new_histogram()
+    out.add(histogram)
+    return out
 
 
 def window_latency_figures(agg: pd.DataFrame) -> dict:

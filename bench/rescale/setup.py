@@ -88,7 +88,8 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     throughput, latency and imbalance around each event (bench/rescale/figures.py)."""
     c = rescaler.config
     switches = rescaler.ownership_switches()
-    bad = ownership.violations(observer.batches, [(b, routing) for b, routing, _ in switches],
+    batches = observer.batch_details()  # with each batch's pairs and latency, which the observer folds
+    bad = ownership.violations(batches, [(b, routing) for b, routing, _ in switches],
                                routing_at(c.grouping, c.workers, c.grouping_params, []))
     first = {}  # event index -> its first switch batch
     for b, _, index in switches:
@@ -102,7 +103,7 @@ def rescale_summary(rescaler, observer, protocol: str) -> dict:
     # driver's resume crashed here at the run's end, make nemesis 2026-11-29).
     rescaler.anchor_clock()
     events = rescaler.event_records(observer, per_event)
-    add_event_figures(events, observer.batches, observer.live_input)
+    add_event_figures(events, batches, observer.live_input)
     return {"schedule": [e.label() for e in rescaler.events], "protocol": protocol.strip().upper(),
             **({"handoff_batch": rescaler.batch} if protocol.strip().upper() == "HANDOFF" else {}),
             "worker_id_space": c.worker_space, "ownership_violations": len(bad),

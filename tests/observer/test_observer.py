@@ -173,3 +173,43 @@ def test_a_batchs_released_tuples_are_summed_per_hold_batch_over_the_routers():
                  '{"loads":[1],"tuples":[1],"pairs":[]}', '{"loads":[1],"tuples":[1],"pairs":[],"released":[[4,5]]}']
     assert released_figures(summaries) == [[4, 15], [6, 2]]
     assert released_figures(summaries[1:2]) == []
+
+
+def test_folded_batches_give_the_figures_of_every_batch_kept_whole(tmp_path, monkeypatch):
+    """Past DETAIL_BATCHES, the observer folds a ticked batch's pairs, latency and worker spans
+    into totals: the ticks, the run's latency and span, and a resumed observer's figures are
+    those of an observer that keeps every batch whole, and a folded batch delivered again
+    counts once."""
+    from bench.observer import observer as module
+
+    rng = np.random.default_rng(3)
+    inputs = []
+    for b in range(40):
+        encoded = [sent_histogram(w, rng.integers(1_000, 90_000, 20)).split("|", 1)[1] for w in range(2)]
+        lat = [f"{w}|{1000 * b + w}|{1000 * b + 500}|{encoded[w]}" for w in range(2)]
+        inputs.append(progress(b, [b, 40 - b], [(f"k{b % 7}", b % 2), (f"k{b % 5}", 1)], latency=lat))
+
+    def run(folder, detail):
+        monkeypatch.setattr(module, "DETAIL_BATCHES", detail)
+        obs = Observer("r", 2, folder, latency_warmup_s=2.5)
+        ticks = []
+        for i, p in enumerate(inputs):
+            obs.on_progress(p)
+            if i % 3 == 2:
+                ticks.append(obs.tick(now_ms=10**13 + i))
+        obs.on_progress(inputs[1])  # a batch re-run long after it was folded
+        ticks.append(obs.tick(now_ms=10**14))
+        return obs, ticks
+
+    folded, folded_ticks = run(tmp_path / "folded", 4)
+    whole, whole_ticks = run(tmp_path / "whole", 10**6)
+    assert sorted(b for b, fig in folded.batches.items() if "latency" in fig) == [36, 37, 38, 39]
+    assert all("pairs" in fig for fig in whole.batches.values())
+    keep = ("total_count", "std_dev", "pairs", "keys", "latency_p99_ms", "latency_tuples", "window_count")
+    assert [{k: t[k] for k in keep} for t in folded_ticks] == [{k: t[k] for k in keep} for t in whole_ticks]
+    assert folded.run_latency() == whole.run_latency() and folded.run_latency()["warmup_tuples"] == 3 * 40
+    assert folded.processing_span() == whole.processing_span()
+    assert folded.pairs() == whole.pairs()
+    resumed = Observer("r", 2, tmp_path / "folded", latency_warmup_s=2.5)
+    assert resumed.run_latency() == whole.run_latency() and resumed.pairs() == whole.pairs()
+    assert len(folded.batch_details()) == 40 and all("pairs" in b for b in folded.batch_details().values())

@@ -292,7 +292,8 @@ def test_a_run_resumed_after_its_last_event_summarises_it_on_the_input_clock(tmp
                    "loads": [5, 5], "pairs": [], "max_ts_ms": 61_000 + 1_000 * b} for b in range(4)}
     rescaler = StopTheWorld(config, parse_schedule("60s:12"), journal)
     assert rescaler.t_first_ms is None
-    (event,) = rescale_summary(rescaler, SimpleNamespace(batches=batches, live_input=False), "STOP_THE_WORLD")["events"]
+    observer = SimpleNamespace(batches=batches, batch_details=lambda: batches, live_input=False)
+    (event,) = rescale_summary(rescaler, observer, "STOP_THE_WORLD")["events"]
     assert event["done_ms"] == 62_000  # the switch batch's newest timestamp, from the input's first
 
 
