@@ -32,7 +32,7 @@ from hypothesis import settings
 from bench.stack import Stack, StackConfig
 from bench.stack.process import port_is_free
 from tests.killing import Killed, KilledDrivers
-from tests.realtime_runs import RealtimeChild
+from tests.child_runs import ChildRuns
 from tests.short_nemesis import ShortNemesis
 
 pytest_plugins = ["tests.tiers"]
@@ -309,11 +309,13 @@ def killed_drivers(request, stack, input_topic, stw_schedule, tmp_path_factory) 
 def _start_the_killed_drivers_early(request) -> None:
     """The first test that uses the stack starts the session's killed drivers, if it selected any:
     they then run beside the tests that come before theirs (a minute each, nothing timed); and so the
-    session's real-time runs, if a selected test uses them."""
+    session's real-time runs and its paced rescale runs, if a selected test uses them."""
     if "stack" in request.fixturenames and selected_kill_cases(request.session.items):
         request.getfixturevalue("killed_drivers")
     if "stack" in request.fixturenames and _uses(request.session.items, "realtime_runs"):
         request.getfixturevalue("realtime_child")
+    if "stack" in request.fixturenames and _uses(request.session.items, "live_rescale_runs"):
+        request.getfixturevalue("live_rescale_child")
     if "stack" in request.fixturenames and _uses(request.session.items, "nemesis_child"):
         request.getfixturevalue("nemesis_child")
 
@@ -333,30 +335,28 @@ REALTIME_TIMEOUT_S = 1500.0
 
 
 @pytest.fixture(scope="session")
-def realtime_child(request, stack, input_topic, tmp_path_factory) -> Iterator[RealtimeChild]:
+def realtime_child(request, stack, input_topic, tmp_path_factory) -> Iterator[ChildRuns]:
     """The child process of the session's real-time runs (tests/realtime_runs.py), started once the
     session's killed drivers (if it selected any) have all been killed; killed at the end of the
     session if it is still running."""
     spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
             "influx_database": stack.influx_database, "topic": input_topic.name, "e2e": E2E_FAST}
-    results = tmp_path_factory.mktemp("realtime")
-    child = RealtimeChild({**spec, "results_dir": str(results)}, results)
+    child = ChildRuns("tests.realtime_runs", "real-time runs", spec, tmp_path_factory.mktemp("realtime"))
     killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(request.session.items) else None
     child.start(after=killed.wait_all if killed is not None else (lambda: None))
     yield child
     child.close()
 
 
-NEMESIS_TIMEOUT_S = 1800.0
-"""How long the short nemesis may take, its wait for the killed drivers and the real-time runs included."""
+LIVE_RESCALE_TIMEOUT_S = 1500.0
+"""How long the session's paced rescale runs may take, their wait for the runs before them included."""
 
 
 @pytest.fixture(scope="session")
-def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
-    """The session's short nemesis (tests/short_nemesis.py) on a stack of its own, started once the
-    session's killed drivers have all been killed and its real-time runs have ended (whichever of
-    them it selected)."""
-    folder = tmp_path_factory.mktemp("nemesis")
+def live_rescale_child(request, stack, tmp_path_factory) -> Iterator[ChildRuns]:
+    """The child process of the session's paced rescale runs (tests/live_rescale_runs.py), started
+    once the session's killed drivers have all been killed and its real-time runs have ended
+    (whichever of them it selected); killed at the end of the session if it is still running."""
     session = request.session.items
     killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
     realtime = request.getfixturevalue("realtime_child") if _uses(session, "realtime_runs") else None
@@ -366,6 +366,44 @@ def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
             killed.wait_all()
         if realtime is not None:
             realtime.join(REALTIME_TIMEOUT_S)
+    spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
+            "influx_database": stack.influx_database, "e2e": E2E_FAST}
+    child = ChildRuns("tests.live_rescale_runs", "paced rescale runs", spec, tmp_path_factory.mktemp("live-rescale"))
+    child.start(after=after)
+    yield child
+    child.close()
+
+
+@pytest.fixture(scope="session")
+def live_rescale_runs(live_rescale_child) -> dict[str, dict]:
+    """`live-<protocol>` -> summary.json of the session's paced rescale runs
+    (tests/live_rescale_runs.py), once they have all ended."""
+    return live_rescale_child.summaries(LIVE_RESCALE_TIMEOUT_S)
+
+
+NEMESIS_TIMEOUT_S = 1800.0
+"""How long the short nemesis may take, its wait for the killed drivers, the real-time runs and the
+paced rescale runs included."""
+
+
+@pytest.fixture(scope="session")
+def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
+    """The session's short nemesis (tests/short_nemesis.py) on a stack of its own, started once the
+    session's killed drivers have all been killed and its real-time and paced rescale runs have
+    ended (whichever of them it selected)."""
+    folder = tmp_path_factory.mktemp("nemesis")
+    session = request.session.items
+    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
+    realtime = request.getfixturevalue("realtime_child") if _uses(session, "realtime_runs") else None
+    rescales = request.getfixturevalue("live_rescale_child") if _uses(session, "live_rescale_runs") else None
+
+    def after() -> None:
+        if killed is not None:
+            killed.wait_all()
+        if realtime is not None:
+            realtime.join(REALTIME_TIMEOUT_S)
+        if rescales is not None:
+            rescales.join(LIVE_RESCALE_TIMEOUT_S)
     nemesis = ShortNemesis(folder, temporary_stack_config(folder / "stack"))
     nemesis.start(after=after)
     yield nemesis
@@ -376,10 +414,7 @@ def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
 def realtime_runs(realtime_child) -> dict[str, dict]:
     """name -> summary.json of the session's real-time runs (tests/realtime_runs.py: `realtime-<grouping>`,
     `realtime-live`, `realtime-killed`), once they have all ended."""
-    import json
-
-    index = realtime_child.wait(REALTIME_TIMEOUT_S)
-    return {name: json.loads((Path(folder) / "summary.json").read_text()) for name, folder in index.items()}
+    return realtime_child.summaries(REALTIME_TIMEOUT_S)
 
 
 @pytest.fixture

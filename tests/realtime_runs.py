@@ -13,12 +13,13 @@ the e2e options, `TopologyConfig.realtime_task_slots`), where the session's shar
   from their state) and its aggregator has written two, then resumed here with the same run id,
   `realtime-killed`.
 
-`RealtimeChild` starts it when the first test that uses the stack sets up (tests/conftest.py
-`realtime_child`), once the session's killed drivers have all been killed (six Spark JVMs at once
-on two cores made a Python worker miss its connection timeout), and it runs beside the other tests;
-nothing in it is timed. SPEC is a JSON file: `bootstrap`, `influx_url`, `influx_database`,
-`results_dir`, `topic`, `e2e` (`E2E_FAST`); the child writes `<results_dir>/index.json`, name ->
-summary.json's path, once every run has ended, and `error` there if one could not run.
+The first test that uses the stack starts it (tests/conftest.py `realtime_child`, a
+`tests.child_runs.ChildRuns`), once the session's killed drivers have all been killed (six Spark
+JVMs at once on two cores made a Python worker miss its connection timeout), and it runs beside the
+other tests; nothing in it is timed. SPEC is a JSON file: `bootstrap`, `influx_url`,
+`influx_database`, `results_dir`, `topic`, `e2e` (`E2E_FAST`); the child writes
+`<results_dir>/index.json`, name -> run folder, once every run has ended, and `error` there if one
+could not run.
 """
 
 from __future__ import annotations
@@ -28,10 +29,8 @@ import os
 import signal
 import subprocess
 import sys
-import threading
 import time
 import traceback
-from collections.abc import Callable
 from pathlib import Path
 
 KILL_AFTER_BATCHES = 2
@@ -40,63 +39,6 @@ its aggregator has written as many."""
 KILLED_BATCH_S = 5
 """The killed run's real-time batches, s (Spark's minimum)."""
 LIVE = dict(limit=2000, rate=500.0, cost_ms=1.0, latency_warmup_s=0.0)
-
-
-class RealtimeChild:
-    """The child process of the session's real-time runs, started in a background thread after
-    `after()` returns (the killed drivers' end), and its index once it has ended."""
-
-    def __init__(self, spec: dict, results_dir: Path):
-        self.results_dir = results_dir
-        (results_dir / "spec.json").write_text(json.dumps(spec))
-        self.proc: subprocess.Popen | None = None
-        self._closed = threading.Event()
-        self._thread: threading.Thread | None = None
-
-    def start(self, after: Callable[[], None] = lambda: None) -> None:
-        def launch() -> None:
-            after()
-            if not self._closed.is_set():
-                with (self.results_dir / "child.log").open("wb") as log:
-                    self.proc = subprocess.Popen(
-                        [sys.executable, "-m", "tests.realtime_runs", str(self.results_dir / "spec.json")],
-                        cwd=Path(__file__).resolve().parents[1], stdout=log, stderr=subprocess.STDOUT)
-
-        self._thread = threading.Thread(target=launch, name="realtime-child", daemon=True)
-        self._thread.start()
-
-    def join(self, timeout_s: float) -> None:
-        """Until the child has ended (or was never launched), at most `timeout_s`; raises nothing."""
-        deadline = time.monotonic() + timeout_s
-        self._thread.join(timeout_s)
-        if self.proc is not None:
-            try:
-                self.proc.wait(max(0.0, deadline - time.monotonic()))
-            except subprocess.TimeoutExpired:
-                pass
-
-    def wait(self, timeout_s: float) -> dict:
-        """The index the child wrote (name -> run folder, or `error`); AssertionError with the end of
-        its log if it did not end within `timeout_s` or wrote none."""
-        deadline = time.monotonic() + timeout_s
-        self._thread.join(timeout_s)
-        try:
-            self.proc.wait(max(1.0, deadline - time.monotonic()))
-        except (AttributeError, subprocess.TimeoutExpired):
-            raise AssertionError(f"the real-time runs did not end within {timeout_s:g} s; "
-                                 f"see {self.results_dir / 'child.log'}") from None
-        index_file = self.results_dir / "index.json"
-        index = json.loads(index_file.read_text()) if index_file.exists() else {}
-        if not index or "error" in index:
-            log = (self.results_dir / "child.log").read_text(errors="replace")[-4000:]
-            raise AssertionError(f"the real-time runs failed: {index.get('error')}\n{log}")
-        return index
-
-    def close(self) -> None:
-        self._closed.set()
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.kill()
-            self.proc.wait(60)
 
 
 def options(spec: dict, grouping: str, run_id: str, **extra):

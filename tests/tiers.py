@@ -16,6 +16,7 @@ tier by itself, as long as it reaches them through their fixture:
 | `notebook_kernel`  | `notebook`    | a Jupyter kernel executing notebooks/compare.ipynb            |
 | `bench_subprocess` | `slow`        | the harness's command line in a child Python process          |
 | `realtime_child`   | `spark`, `slow` | the session's real-time runs, a child process with its own Spark (tests/realtime_runs.py) |
+| `live_rescale_child` | `spark`, `slow` | the session's paced rescale runs, a child process with its own Spark (tests/live_rescale_runs.py) |
 | `nemesis_child`    | `integration`, `slow` | the session's short nemesis, on a stack of its own (tests/short_nemesis.py) |
 
 A test that reaches a service some other way, or is slow for its own reasons, is caught by its time:
@@ -43,6 +44,7 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "notebook_kernel": ("notebook",),
     "bench_subprocess": ("slow",),
     "realtime_child": ("spark", "slow"),
+    "live_rescale_child": ("spark", "slow"),
     "nemesis_child": ("integration", "slow"),
 }
 """fixture name -> the markers of every test that uses it (directly or through another fixture)."""

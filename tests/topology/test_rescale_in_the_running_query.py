@@ -9,7 +9,6 @@ state moves. No restart, no `repartition`. Real broker, real Spark."""
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
@@ -19,27 +18,19 @@ from bench.run.stream import run_stream
 from bench.run.preflight import prepare
 from tests.conftest import E2E_DATASET, E2E_FAST, EVERY_PHASE, e2e_options
 from tests.killing import HANDOFF_BATCH
+from tests.live_rescale_runs import IN_QUERY_INPUT, RESCALE_SCHEDULE
 from tests.topology.test_rescale_stop_the_world import assert_completed_exactly, simulate_stop_the_world
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-LIMIT, RATE = 5_000, 125.0
-"""40 s of input. With 20 s, LEARNER's pause came after the input had ended in 3 of 4 runs on
-2026-11-28 (warm-up 6.0-7.5 s, barrier wait 2.1-2.6 s, batches with data a median 3.2-3.7 s on both
-grouping stages), so the test checked the machine's speed, not the protocol."""
-SCHEDULE = "4s:6"
+LIMIT = IN_QUERY_INPUT["limit"]
 PROTOCOLS = ("SHARED_STATE", "LEARNER", "HANDOFF")
 
 
 @pytest.fixture(scope="module", params=PROTOCOLS)
-def live(request, stack, spark, tmp_path_factory) -> dict:
-    """VNODE 4 -> 6 workers at 4 s of a 20 s live replay, with each protocol."""
-    protocol = request.param
-    options = e2e_options(stack, tmp_path_factory.mktemp(f"live-{protocol.lower()}"), None, "VNODE",
-                          f"e2e-{protocol.lower()}-live-{int(time.time())}", limit=LIMIT, rate=RATE,
-                          rescale=SCHEDULE, protocol=protocol, latency_warmup_s=0.0, own_topic=True,
-                          handoff_batch=HANDOFF_BATCH if protocol == "HANDOFF" else 1)
-    return run_stream(prepare(options), spark=spark, log=lambda *_: None)
+def live(request, live_rescale_runs) -> dict:
+    """VNODE 4 -> 6 workers at 4 s of a 40 s live replay, with each protocol (tests/live_rescale_runs.py)."""
+    return live_rescale_runs[f"live-{request.param}"]
 
 
 def test_the_query_pauses_between_two_batches_and_is_never_restarted(live):
@@ -150,7 +141,7 @@ def test_the_final_state_is_the_simulators_on_the_same_topic(stack, live, tmp_pa
         "simulate", "--from-topic", live["topic"], "--bootstrap-servers", stack.bootstrap_servers,
         "--dataset", E2E_DATASET, "--grouping", "VNODE", "--workers", str(E2E_FAST["workers"]),
         "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim-live", "--no-progress",
-        "--rescale", SCHEDULE, "--protocol", protocol,
+        "--rescale", RESCALE_SCHEDULE, "--protocol", protocol,
     ] + (["--handoff-batch", str(HANDOFF_BATCH)] if protocol == "HANDOFF" else [])) == 0
     simulated = json.loads((tmp_path / "sim-live" / "summary.json").read_text())
     state = pd.read_parquet(Path(live["results"]) / "state.parquet")

@@ -6,33 +6,23 @@ figures around the event have a processing latency before, during and after it."
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
-from bench.run.stream import run_stream
-from bench.run.preflight import prepare
-from tests.conftest import E2E_DATASET, E2E_FAST, e2e_options
+from tests.conftest import E2E_DATASET, E2E_FAST
+from tests.live_rescale_runs import RESCALE_SCHEDULE, STOP_THE_WORLD_INPUT
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
 
-LIMIT, RATE = 3_200, 40.0  # 80 s of input
-SCHEDULE = "4s:6"
-"""Measured alone on 2 cores: the stop came 15 s into the input (each batch of this three-stage
-query takes 3-11 s here) and the query resumed 30 s after it (finishing the barrier batch 11 s,
-the restart and the switch batch). 80 s of input leave records to arrive after the resume with
-about twice that pause to spare; with 20 s the switch batch read the whole rest and the window
-after the event was empty."""
+LIMIT = STOP_THE_WORLD_INPUT["limit"]
 
 
 @pytest.fixture(scope="module")
-def live_rescaled(stack, spark, tmp_path_factory) -> dict:
-    options = e2e_options(stack, tmp_path_factory.mktemp("stw-live"), None, "VNODE",
-                          f"e2e-stw-live-{int(time.time())}", limit=LIMIT, rate=RATE, rescale=SCHEDULE,
-                          protocol="STOP_THE_WORLD", latency_warmup_s=0.0)
-    return run_stream(prepare(options), spark=spark, log=lambda *_: None)
+def live_rescaled(live_rescale_runs) -> dict:
+    """VNODE 4 -> 6 workers at 4 s of an 80 s live replay, STOP_THE_WORLD (tests/live_rescale_runs.py)."""
+    return live_rescale_runs["live-STOP_THE_WORLD"]
 
 
 def test_the_query_stops_at_the_event_while_the_replay_still_runs(live_rescaled):
@@ -63,7 +53,7 @@ def test_the_final_state_is_the_simulators_on_the_same_topic(stack, live_rescale
         "simulate", "--from-topic", live_rescaled["topic"], "--bootstrap-servers", stack.bootstrap_servers,
         "--dataset", E2E_DATASET, "--grouping", "VNODE", "--workers", str(E2E_FAST["workers"]),
         "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim-stw-live", "--no-progress",
-        "--rescale", SCHEDULE, "--protocol", "STOP_THE_WORLD",
+        "--rescale", RESCALE_SCHEDULE, "--protocol", "STOP_THE_WORLD",
     ]) == 0
     simulated = pd.read_parquet(tmp_path / "sim-stw-live" / "state.parquet")
     state = pd.read_parquet(Path(live_rescaled["results"]) / "state.parquet")
