@@ -108,3 +108,34 @@ def test_too_few_ticks_or_no_samples_give_no_figure():
     assert growth(ticks({"spark_rss_mib": [None] * 20}), warm_up_s=0) == {}
     assert growth(pd.DataFrame(), warm_up_s=0) == {}
     assert describe_growth({}) is None
+
+
+def test_a_jvm_object_pinned_by_a_python_cycle_is_freed_before_a_sample(spark):
+    """A py4j proxy on which a method was called sits in a cycle with the member it cached: until
+    Python's cyclic collector runs, py4j's gateway keeps the JVM object (a `foreachBatch`'s Dataset
+    with its plans), and `release_free_memory` runs that collector. py4j tells the JVM from its
+    finalizer thread, which looks for work about once a second."""
+    import gc
+    import time
+
+    jvm = spark.sparkContext._jvm
+
+    def freed_within(seconds: float) -> bool:
+        deadline = time.monotonic() + seconds
+        while True:
+            jvm.java.lang.System.gc()
+            if reference.refersTo(None) or time.monotonic() > deadline:
+                return reference.refersTo(None)
+            time.sleep(0.2)
+
+    gc.disable()  # Python's own collections would free it at a moment of their choosing
+    try:
+        target = jvm.java.util.ArrayList()
+        target.add(1)  # caches the member `add`, which points back at the proxy
+        reference = jvm.java.lang.ref.WeakReference(target)
+        del target
+        assert not freed_within(3.0), "only the proxy's cycle holds the JVM object, and nothing collected it"
+        release_free_memory()
+        assert freed_within(30.0)
+    finally:
+        gc.enable()
