@@ -43,11 +43,11 @@ from bench.topology.sink import read_batches
 DETAIL_BATCHES = 32
 """How many of the newest batches (by batch id) keep their bulky figures (BULKY) in the observer's
 memory; an older batch that a tick has covered has its pairs, latency and worker spans folded into
-the run's totals and its phase times dropped (`Observer._fold`; the journal keeps them all). A batch is delivered again only when the query re-runs
-it after a restart, and that is one of the newest. Without the fold, the observer rebuilt from the
-3,000,000-record soak's journal (soak-mb-5) held 6.7 MiB of batch figures at its 493rd batch,
-13.7 KB per batch, 11 KB of it in these four; with the fold, 4.7 MiB, 2.3 of them the folded
-latency histograms, a constant 229 KB per worker."""
+the run's totals and its phase times dropped (`Observer._fold`; the journal keeps them all). A batch
+is delivered again only when the query re-runs it after a restart, and that is one of the newest.
+Rebuilt from the 3,000,000-record soak's journal and ticks (soak-mb-5), the observer held 6.9 MiB
+at its 493rd batch without the fold, 13.7 KB per batch, 11 KB of it in these four; with the fold,
+4.3 MiB, 2.3 of them the folded latency histograms (229 KB per worker, whatever the run's length)."""
 BULKY = ("pairs", "latency", "processed_ms", "phases_ms")
 
 
@@ -205,9 +205,9 @@ class Observer:
             self._folded_ids.add(batch_id)
 
     def batch_details(self) -> dict[int, dict]:
-        """Every batch's figures with the bulky ones (`pairs`, `latency`, `processed_ms`), read
-        back from the journal (`journal_batches`): for the checks and figures that need them per
-        batch at a run's end (a rescale run's ownership check and per-event figures)."""
+        """Every batch's figures with the bulky ones (BULKY), read back from the journal
+        (`journal_batches`): for the checks and figures that need them per batch at a run's end (a
+        rescale run's ownership check and per-event figures)."""
         return journal_batches(self.folder)
 
     def on_aggregates(self, batch_id: int, frame: pd.DataFrame) -> None:

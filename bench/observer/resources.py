@@ -61,12 +61,13 @@ def release_free_memory() -> None:
     the top of the heap) and Arrow's `release_unused` on its default pool (mimalloc).
 
     - The collection frees JVM objects too. py4j's `JavaObject` caches the `JavaMember` of each
-      method called on it, and each member points back at it: a proxy that was used is freed only by
-      Python's cyclic collector, and until then py4j's gateway keeps its JVM object, such as the
+      method called on it, and each member points back at it: a proxy that was used is freed only
+      by Python's cyclic collector, and until then py4j's gateway keeps its JVM object, such as the
       Dataset of each `foreachBatch` call with its plans, RDDs and accumulators. Python collects its
-      oldest generation rarely (5 times in a 7-minute run), so the driver JVM's live heap grew over a
-      3,000,000-record soak (254 -> 420 MiB); in a run at 1.1 M records, one collection (154 Python
-      objects) took the JVM's heap after a full collection from 249 to 143 MiB (2026-12-02).
+      oldest generation rarely (5 times in a 7-minute run), so the driver JVM's live heap grew over
+      a 3,000,000-record soak (254 -> 420 MiB); about 540,000 records into a run, one collection
+      (154 Python objects) took the JVM's heap after a full collection from 249 to 143 MiB
+      (2026-12-02).
     - A driver frees most of what each batch and tick allocate, but glibc keeps the freed pages of its
       per-thread arenas and of a fragmented heap, so its resident memory kept every peak: in a
       3,000,000-record soak, `malloc_trim` gave back 44 of 346 MiB at once (2026-12-01). The same
