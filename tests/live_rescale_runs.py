@@ -57,20 +57,6 @@ def options(spec: dict, protocol: str, run_id: str):
                          "protocol": protocol, "latency_warmup_s": 0.0, **extra})
 
 
-def warm_python_workers(spark, attempts: int = 3) -> None:
-    """Start `spark`'s Python worker daemon with a one-row job before the first run, up to
-    `attempts` times: a cold daemon on a loaded machine can miss the JVM's fixed connect-back wait
-    ("Python worker failed to connect back"; the first run here met it beside a soak, 2026-12-02),
-    and a run's query start must not be the one that pays for it."""
-    for attempt in range(attempts):
-        try:
-            spark.sparkContext.parallelize([0], 1).map(lambda x: x).count()
-            return
-        except Exception:
-            if attempt == attempts - 1:
-                raise
-
-
 def runs(spec: dict, index: dict) -> None:
     """The four runs, one after the other, into `index` (`tests.child_runs.child_main`)."""
     from bench.run.preflight import prepare
@@ -81,7 +67,6 @@ def runs(spec: dict, index: dict) -> None:
     stamp = int(time.time())
     with long_lived_jvm():
         spark = build_session("local[2]", shuffle_partitions=2)
-    warm_python_workers(spark)
     for protocol in PROTOCOLS:
         run = prepare(options(spec, protocol, f"e2e-{protocol.lower()}-live-{stamp}"))
         index[f"live-{protocol}"] = run_stream(run, spark=spark, log=lambda *_: None)["results"]
