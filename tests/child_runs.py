@@ -14,23 +14,8 @@ import subprocess
 import sys
 import threading
 import time
-import traceback
 from collections.abc import Callable
 from pathlib import Path
-
-
-def child_main(spec_path: str, runs: Callable[[dict, dict], None]) -> int:
-    """A child module's `main`: `runs(spec, index)` fills `index` (name -> run folder) from the SPEC
-    file's settings; `<results_dir>/index.json` gets it once `runs` returns, or what it had with the
-    traceback as `error` if `runs` raised."""
-    spec = json.loads(Path(spec_path).read_text())
-    index: dict = {}
-    try:
-        runs(spec, index)
-    except Exception:  # reported to the tests through the index
-        index["error"] = traceback.format_exc()
-    (Path(spec["results_dir"]) / "index.json").write_text(json.dumps(index, indent=2))
-    return 0
 
 
 class ChildRuns:

@@ -18,11 +18,11 @@ could not run.
 
 from __future__ import annotations
 
+import json
 import sys
 import time
+import traceback
 from pathlib import Path
-
-from tests.child_runs import child_main
 
 RESCALE_SCHEDULE = "4s:6"
 IN_QUERY_INPUT = dict(limit=5_000, rate=125.0)
@@ -57,20 +57,27 @@ def options(spec: dict, protocol: str, run_id: str):
                          "protocol": protocol, "latency_warmup_s": 0.0, **extra})
 
 
-def runs(spec: dict, index: dict) -> None:
-    """The four runs, one after the other, into `index` (`tests.child_runs.child_main`)."""
+def main(spec_path: str) -> int:
     from bench.run.preflight import prepare
     from bench.run.stream import run_stream
     from bench.topology.session import build_session
     from tests.conftest import long_lived_jvm
 
+    spec = json.loads(Path(spec_path).read_text())
+    results = Path(spec["results_dir"])
+    index: dict = {}
     stamp = int(time.time())
-    with long_lived_jvm():
-        spark = build_session("local[2]", shuffle_partitions=2)
-    for protocol in PROTOCOLS:
-        run = prepare(options(spec, protocol, f"e2e-{protocol.lower()}-live-{stamp}"))
-        index[f"live-{protocol}"] = run_stream(run, spark=spark, log=lambda *_: None)["results"]
+    try:
+        with long_lived_jvm():
+            spark = build_session("local[2]", shuffle_partitions=2)
+        for protocol in PROTOCOLS:
+            run = prepare(options(spec, protocol, f"e2e-{protocol.lower()}-live-{stamp}"))
+            index[f"live-{protocol}"] = run_stream(run, spark=spark, log=lambda *_: None)["results"]
+    except Exception:  # reported to the tests through the index
+        index["error"] = traceback.format_exc()
+    (results / "index.json").write_text(json.dumps(index, indent=2))
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(child_main(sys.argv[1], runs))
+    sys.exit(main(sys.argv[1]))

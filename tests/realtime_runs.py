@@ -30,9 +30,8 @@ import signal
 import subprocess
 import sys
 import time
+import traceback
 from pathlib import Path
-
-from tests.child_runs import child_main
 
 KILL_AFTER_BATCHES = 2
 """The killed run's driver is SIGKILLed once its real-time query has committed this many batches and
@@ -91,28 +90,35 @@ def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
     return {**summary, **killed}
 
 
-def runs(spec: dict, index: dict) -> None:
-    """The real-time runs, one after the other, into `index` (`tests.child_runs.child_main`)."""
+def main(spec_path: str) -> int:
     from bench.run.preflight import prepare
     from bench.run.stream import run_stream
     from bench.topology.session import build_session
     from groupings import GROUPINGS
 
+    spec = json.loads(Path(spec_path).read_text())
+    results = Path(spec["results_dir"])
+    index: dict = {}
     stamp = int(time.time())
-    recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False))
-                for g in GROUPINGS]
-    spark = build_session(recorded[0].options.master, spec["e2e"]["aggregators"])
-    for prepared in recorded:
-        summary = run_stream(prepared, spark=spark, log=lambda *_: None)
-        index[f"realtime-{prepared.config.grouping}"] = summary["results"]
-    live = run_stream(prepare(options(spec, "DYNAMIC_KEY", f"rt-live-{stamp}", own_topic=True, **LIVE)),
-                      spark=spark, log=lambda *_: None)
-    index["realtime-live"] = live["results"]
-    killed = killed_then_resumed(spec, spark, f"rt-killed-{stamp}")
-    (Path(killed["results"]) / "killed.json").write_text(json.dumps(
-        {k: killed[k] for k in ("killed_after_batches", "realtime_commits")}))
-    index["realtime-killed"] = killed["results"]
+    try:
+        recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False))
+                    for g in GROUPINGS]
+        spark = build_session(recorded[0].options.master, spec["e2e"]["aggregators"])
+        for prepared in recorded:
+            summary = run_stream(prepared, spark=spark, log=lambda *_: None)
+            index[f"realtime-{prepared.config.grouping}"] = summary["results"]
+        live = run_stream(prepare(options(spec, "DYNAMIC_KEY", f"rt-live-{stamp}", own_topic=True, **LIVE)),
+                          spark=spark, log=lambda *_: None)
+        index["realtime-live"] = live["results"]
+        killed = killed_then_resumed(spec, spark, f"rt-killed-{stamp}")
+        (Path(killed["results"]) / "killed.json").write_text(json.dumps(
+            {k: killed[k] for k in ("killed_after_batches", "realtime_commits")}))
+        index["realtime-killed"] = killed["results"]
+    except Exception:  # reported to the tests through the index
+        index["error"] = traceback.format_exc()
+    (results / "index.json").write_text(json.dumps(index, indent=2))
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(child_main(sys.argv[1], runs))
+    sys.exit(main(sys.argv[1]))
