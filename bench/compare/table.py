@@ -23,6 +23,7 @@ _NAMES = {
     "spark_heap_live_mib": "Spark heap live after full GC (MiB)",
     "checkpoint_mib": "checkpoint (MiB)",
     "state_memory_bytes": "state store memory (bytes)",
+    "state_sst_bytes": "state store SST files (bytes)",
     "batch_duration_ms": "batch time (ms)",
 }
 

@@ -84,6 +84,7 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "max_ts_ms": int(sp["max_ts_ms"]) if sp.get("max_ts_ms") is not None else None,
         "state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops)),
         "state_memory_bytes": int(sum(int(o.get("memoryUsedBytes") or 0) for o in ops)),
+        "state_sst_bytes": int(sum(int((o.get("customMetrics") or {}).get("rocksdbSstFileSize") or 0) for o in ops)),
         "window_state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops
                                      if "transformWithState" not in str(o.get("operatorName")))),
         "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),

@@ -308,6 +308,7 @@ class Observer:
             "batch_duration_ms": last.get("duration_ms"),
             "state_rows": last.get("state_rows"),
             "state_memory_bytes": last.get("state_memory_bytes"),
+            "state_sst_bytes": last.get("state_sst_bytes"),
             "aggregated_count": int(agg["count"].sum()) if len(agg) else 0,
             **self._latency(fresh, "latency"),
             **(window_latency_figures(agg) if self.live_input else window_latency_figures(agg.iloc[0:0])),

@@ -37,9 +37,11 @@ folder (offset and commit logs, state store files), all in MiB. A JVM's resident
 committed heap, which its collector grows toward the maximum heap while it sees fit (the parallel
 collector, to keep its time under 1 % of the run's): a leak shows in the live heap, not in the
 committed one."""
-SOAK_COLUMNS = RESOURCE_COLUMNS + ("state_memory_bytes", "batch_duration_ms")
-"""What `growth` reads: the resources, the state store's memory (Spark's progress, micro-batch mode)
-and the batch time."""
+SOAK_COLUMNS = RESOURCE_COLUMNS + ("state_memory_bytes", "state_sst_bytes", "batch_duration_ms")
+"""What `growth` reads: the resources, the state stores' memory and the size of their data (Spark's
+progress, micro-batch mode: the operators' `memoryUsedBytes`, RocksDB's memtables, block cache and
+table readers; their `rocksdbSstFileSize`, the live SST files), and the batch time. With both, a
+state store memory that grows over data that does not is a cache filling, not state."""
 FLAT_GROWTH_PCT = 10.0
 """A series is flat when its last quarter's median is at most this much above its first quarter's, %."""
 
@@ -205,12 +207,15 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
 LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS", "MiB"),
           "spark_heap_committed_mib": ("Spark heap committed", "MiB"),
           "spark_heap_used_mib": ("Spark heap used", "MiB"), "spark_heap_live_mib": ("Spark heap live", "MiB"), "checkpoint_mib": ("checkpoint", "MiB"),
-          "state_memory_bytes": ("state store memory", "bytes"), "batch_duration_ms": ("batch time", "ms")}
+          "state_memory_bytes": ("state store memory", "bytes"),
+          "state_sst_bytes": ("state store SST files", "bytes"), "batch_duration_ms": ("batch time", "ms")}
 
 
 def describe_growth(resources: dict[str, dict]) -> str | None:
     """One line of a run's `growth` figures (None without any): each series' first-quarter and
-    last-quarter medians and its growth, and which are not flat."""
+    last-quarter medians and its growth, and which are not flat; a state store memory that grew over
+    SST files that did not is said to be memory that is not state (Spark's figure for RocksDB is its
+    memtables, block cache and table readers)."""
     if not resources:
         return None
     parts, grown = [], []
@@ -222,4 +227,7 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
             grown.append(label)
     ticks = max(g["ticks"] for g in resources.values())
     verdict = f"grew more than {FLAT_GROWTH_PCT:g} %: {', '.join(grown)}" if grown else "all flat"
+    memory, sst = resources.get("state_memory_bytes"), resources.get("state_sst_bytes")
+    if memory and sst and not memory["flat"] and sst["flat"]:
+        verdict += " (the state store's memory over flat SST files: RocksDB's memtables and block caches, not state)"
     return f"resources after the warm-up, first to last quarter of {ticks} ticks: {'; '.join(parts)}; {verdict}"

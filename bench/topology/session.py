@@ -17,8 +17,9 @@ from bench.topology import jvm_stage
 
 ROCKSDB_PROVIDER = "org.apache.spark.sql.execution.streaming.state.RocksDBStateStoreProvider"
 DRIVER_MEMORY = "4g"
-DRIVER_JAVA_OPTIONS = "-XX:+UseParallelGC"
-"""The driver JVM's heap and collector (`session_conf`); the Storm peer's JVM gets the same."""
+DRIVER_JAVA_OPTIONS = f"-XX:+UseParallelGC -Xms{DRIVER_MEMORY}"
+"""The driver JVM's collector and its heap's initial size, the maximum (`session_conf`); the Storm
+peer's JVM gets the same."""
 FILE_SYSTEM_CHECKPOINT_MANAGER = \
     "org.apache.spark.sql.execution.streaming.checkpointing.FileSystemBasedCheckpointFileManager"
 LOCAL_FILE_SYSTEM = "bench.topology.LocalCheckpointFileSystem"
@@ -40,6 +41,13 @@ def session_conf(master: str, shuffle_partitions: int, jars: list[Path] | None =
     topic, 200,000-record batches, three interleaved runs each (2026-11-26, load average 2.5-3.4):
     68,900 records/s median with both defaults, 72,000 with 4 GiB, 73,100 with the parallel
     collector, 76,200 with both (wall time of the run 70.6 -> 65.8 s).
+
+    The heap starts at its maximum (`-Xms`), as a benchmark's JVM should: otherwise the parallel
+    collector grows it for as long as its collections take more than 1 % of the time
+    (`GCTimeRatio`), and the heap a run measures depends on how long it has run. In a
+    3,000,000-record soak the committed heap grew 1,842 -> 2,409 MiB from the first quarter to the
+    last, and Spark's RSS with it, while the heap left by full collections was 169-292 MiB
+    (2026-12-02).
     """
     conf = {
         "spark.master": master,

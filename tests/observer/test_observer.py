@@ -24,7 +24,9 @@ def progress(batch_id: int, loads: list[int], pairs: list[tuple[str, int]], *, r
     return {"batchId": batch_id, "timestamp": f"2026-01-01T00:00:{batch_id:02d}.000Z", "numInputRows": records,
             "processedRowsPerSecond": 10.0, "durationMs": {"triggerExecution": 1500},
             "stateOperators": [{"operatorName": "stateStoreSave", "numRowsTotal": 3, "memoryUsedBytes": 10,
-                                "numRowsDroppedByWatermark": 0}],
+                                "numRowsDroppedByWatermark": 0, "customMetrics": {"rocksdbSstFileSize": 7}},
+                               {"operatorName": "transformWithStateInPandasExec", "numRowsTotal": 2,
+                                "memoryUsedBytes": 20, "customMetrics": {"rocksdbSstFileSize": 4}}],
             "observedMetrics": {"workers": workers, "splitter": {"records": records, "malformed": 1, "max_ts_ms": 5},
                                 "split_tuples": {"tuples": 1, "weight": 3}},
             "eventTime": {"watermark": "2026-01-01T00:00:00.000Z"}}
@@ -39,7 +41,8 @@ def test_weighted_quantile():
 def test_batch_figures_reads_observed_metrics():
     fig = batch_figures(progress(3, [4, 0, 1], [("a", 0), ("b", 2)], records=5), 3)
     assert fig["loads"] == [4, 0, 1] and fig["pairs"] == [("a", 0), ("b", 2)]
-    assert fig["records"] == 5 and fig["window_state_rows"] == 3
+    assert fig["records"] == 5 and fig["window_state_rows"] == 3 and fig["state_rows"] == 5
+    assert (fig["state_memory_bytes"], fig["state_sst_bytes"]) == (30, 11)  # summed over the stateful operators
     assert (fig["malformed"], fig["split_tuples"], fig["split_weight"]) == (1, 1, 3)
     assert fig["phases_ms"] == {"triggerExecution": 1500}  # Spark's durationMs, where the batch's time went
 

@@ -103,6 +103,13 @@ def test_a_series_that_stays_at_zero_is_flat_and_one_that_leaves_it_is_not():
     assert not g["checkpoint_mib"]["flat"]
 
 
+def test_state_memory_that_grows_over_flat_sst_files_is_said_to_be_no_state():
+    grows, flat = [10.0 * (i + 1) for i in range(12)], [5.0] * 12
+    assert "not state" in describe_growth(growth(ticks({"state_memory_bytes": grows, "state_sst_bytes": flat}), 0))
+    assert "not state" not in describe_growth(growth(ticks({"state_memory_bytes": grows, "state_sst_bytes": grows}), 0))
+    assert "not state" not in describe_growth(growth(ticks({"state_memory_bytes": grows}), 0))
+
+
 def test_too_few_ticks_or_no_samples_give_no_figure():
     assert growth(ticks({"spark_rss_mib": [1.0] * 7}), warm_up_s=0) == {}
     assert growth(ticks({"spark_rss_mib": [None] * 20}), warm_up_s=0) == {}
