@@ -21,6 +21,7 @@ _NAMES = {
     "spark_heap_committed_mib": "Spark heap committed (MiB)",
     "spark_heap_used_mib": "Spark heap used (MiB)",
     "spark_heap_live_mib": "Spark heap live after full GC (MiB)",
+    "spark_full_gcs": "Spark full collections",
     "checkpoint_mib": "checkpoint (MiB)",
     "state_memory_bytes": "state store memory (bytes)",
     "state_sst_bytes": "state store SST files (bytes)",

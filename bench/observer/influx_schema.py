@@ -30,7 +30,7 @@ OBSERVER_FIELDS: dict[str, type] = {
     # integers: counts, ids, epoch ms
     "time_ms": int, "total_count": int, "window_count": int, "keys": int, "pairs": int, "records": int,
     "malformed": int, "dropped_by_watermark": int, "batches": int, "last_batch_id": int, "state_rows": int,
-    "state_memory_bytes": int, "state_sst_bytes": int, "aggregated_count": int, "latency_tuples": int,
+    "state_memory_bytes": int, "state_sst_bytes": int, "spark_full_gcs": int, "aggregated_count": int, "latency_tuples": int,
     # JSON text
     "hottest_keys": str,
     # booleans: a rescale run's ticks only

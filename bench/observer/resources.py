@@ -3,8 +3,9 @@ JVMs, the driver JVM's heap, and the size of the run's checkpoint folder, sample
 tick (metrics.parquet, InfluxDB) beside the batch time and the state store's memory that Spark's
 progress gives.
 
-`growth` says whether each stayed flat: the median of the last quarter of a run's ticks after its
-warm-up against the median of the first quarter (summary.json `resources`).
+`growth` says whether each stayed flat: the median of the last quarter of a run's ticks in its
+steady state against the median of the first quarter (summary.json `resources`); `steady_start`
+says when the steady state begins.
 
 Before each sample the driver frees its reference cycles and hands the memory it has freed back to
 the system (`release_free_memory`), so that its resident memory, and the JVM's live heap, follow what
@@ -27,17 +28,22 @@ import psutil
 
 MIB = 1 << 20
 RESOURCE_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
-                    "spark_heap_live_mib", "checkpoint_mib")
+                    "spark_heap_live_mib", "spark_full_gcs", "checkpoint_mib")
 """The tick columns a `ResourceProbe` adds: the driver's (this Python process's) resident memory, that
 of Spark's JVM and of every process it started (executors of a local cluster), the driver JVM's heap
 as its collector has sized it (committed), as it is filled at the tick (used: live objects and
 garbage not yet collected) and as the latest full collection left it (live: what survived the
-collection of the whole heap; None before the first), and the bytes under the run's checkpoint
-folder (offset and commit logs, state store files), all in MiB. A JVM's resident memory follows its
+collection of the whole heap; None before the first), in MiB, the count of the JVM's full
+collections so far, and the bytes under the run's checkpoint folder (offset and commit logs, state
+store files), in MiB. A JVM's resident memory follows its
 committed heap, which its collector grows toward the maximum heap while it sees fit (the parallel
 collector, to keep its time under 1 % of the run's): a leak shows in the live heap, not in the
-committed one."""
-SOAK_COLUMNS = RESOURCE_COLUMNS + ("state_memory_bytes", "state_sst_bytes", "batch_duration_ms")
+committed one. The live heap also holds what Spark's `ContextCleaner` frees only once a collection
+has found its owner unreachable (the broadcast task binaries, shuffle statuses and accumulators of
+the batches since the previous full collection): a full collection and another a few seconds later
+left 228 and 133 MiB where single ones had left 399 (soak-mb-8, 2026-12-02)."""
+SOAK_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
+                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes", "batch_duration_ms")
 """What `growth` reads: the resources, the state stores' memory and the size of their data (Spark's
 progress, micro-batch mode: the operators' `memoryUsedBytes`, RocksDB's memtables, block cache and
 table readers; their `rocksdbSstFileSize`, the live SST files), and the batch time. With both, a
@@ -121,9 +127,9 @@ class ResourceProbe:
 
     Args: spark_pid: the Spark JVM's process id (`jvm_pid`), None for none (its column is then None);
         checkpoint_dir: the run's checkpoint folder; heap: a callable giving the JVM's heap
-        (committed, used, live) in bytes, live None before the first full collection (`jvm_heap`),
-        None for none; an error it raises (the JVM gone at the end of a run) leaves the three
-        columns None."""
+        (committed, used, live) in bytes, live None before the first full collection, and the count
+        of full collections (`jvm_heap`), None for none; an error it raises (the JVM gone at the end
+        of a run) leaves the four columns None."""
 
     spark_pid: int | None
     checkpoint_dir: Path
@@ -133,15 +139,16 @@ class ResourceProbe:
         release_free_memory()
         spark = tree_rss(self.spark_pid) if self.spark_pid is not None else None
         try:
-            committed, used, live = self.heap() if self.heap is not None else (None, None, None)
+            committed, used, live, full_gcs = self.heap() if self.heap is not None else (None,) * 4
         except Exception:  # Py4J's errors: the gateway closed as the run stops
-            committed, used, live = None, None, None
+            committed, used, live, full_gcs = (None,) * 4
         return {
             "driver_rss_mib": round(psutil.Process().memory_info().rss / MIB, 1),
             "spark_rss_mib": None if spark is None else round(spark / MIB, 1),
             "spark_heap_committed_mib": None if committed is None else round(committed / MIB, 1),
             "spark_heap_used_mib": None if used is None else round(used / MIB, 1),
             "spark_heap_live_mib": None if live is None else round(live / MIB, 1),
+            "spark_full_gcs": full_gcs,
             "checkpoint_mib": round(folder_bytes(self.checkpoint_dir) / MIB, 2),
         }
 
@@ -153,9 +160,9 @@ def jvm_pid(spark) -> int:
 
 def jvm_heap(spark):
     """A callable giving `spark`'s driver JVM heap in bytes over Py4J (`java.lang.management`):
-    (committed, used) from the MemoryMXBean and live, the heap in use after the latest full
+    (committed, used) from the MemoryMXBean, live, the heap in use after the latest full
     collection (the sum over the heap's pools of its GcInfo's usage after the collection; None
-    before the first). The full collector is the one that manages every heap pool: the parallel
+    before the first), and the count of full collections (None without a full collector). The full collector is the one that manages every heap pool: the parallel
     collector's "PS MarkSweep" (the young one, "PS Scavenge", manages eden and the survivors); of
     several (G1's), the one named "Old"."""
     management = spark._jvm.java.lang.management.ManagementFactory
@@ -163,11 +170,11 @@ def jvm_heap(spark):
     pools = [pool.getName() for pool in management.getMemoryPoolMXBeans() if pool.getType().name() == "HEAP"]
     full = _full_collector(list(management.getGarbageCollectorMXBeans()), pools)
 
-    def heap() -> tuple[int, int, int | None]:
+    def heap() -> tuple[int, int, int | None, int | None]:
         usage = bean.getHeapMemoryUsage()
         info = full.getLastGcInfo() if full is not None else None
         live = None if info is None else sum(int(info.getMemoryUsageAfterGc().get(pool).getUsed()) for pool in pools)
-        return int(usage.getCommitted()), int(usage.getUsed()), live
+        return int(usage.getCommitted()), int(usage.getUsed()), live, None if full is None else int(full.getCollectionCount())
 
     return heap
 
@@ -180,14 +187,49 @@ def _full_collector(collectors: list, heap_pools: list[str]):
     return whole[0] if whole else None
 
 
+def steady_start(metrics: pd.DataFrame, warm_up_s: float) -> tuple[int | None, list[str]]:
+    """When a run's steady state begins (epoch ms, None if it never did) and what it waited for.
+
+    The latest of: the first tick plus `warm_up_s`; the first tick after the Spark JVM's first full
+    collection since the run began (`spark_full_gcs` above its first tick's), because until then
+    the parallel collector has not yet used, and the system not yet backed, the whole of the heap it
+    starts with, so that the JVM's resident memory still grows by its first touch (soak-mb-8: 2,056
+    -> 4,026 MiB in 6 minutes, then flat); and the first tick whose checkpoint is smaller than the
+    tick's before (Spark's maintenance deleting the state versions and logs its retention of 100
+    batches no longer keeps), because until then the checkpoint only grows. A column the ticks do
+    not have (a run before it was sampled, a run without Spark) is not waited for."""
+    if metrics.empty or "time_ms" not in metrics:
+        return None, []
+    ticks = metrics.sort_values("time_ms")
+    times = ticks["time_ms"].to_numpy(dtype=np.int64)
+    start, waited = int(times[0] + 1000 * warm_up_s), [f"{warm_up_s:g} s"]
+    events = []
+    if "spark_full_gcs" in ticks and ticks["spark_full_gcs"].notna().any():
+        gcs = pd.to_numeric(ticks["spark_full_gcs"], errors="coerce").to_numpy(dtype=float)
+        first = gcs[~np.isnan(gcs)][0]
+        events.append(("the Spark JVM's first full collection", np.flatnonzero(gcs > first)))
+    if "checkpoint_mib" in ticks and ticks["checkpoint_mib"].notna().any():
+        size = pd.to_numeric(ticks["checkpoint_mib"], errors="coerce").to_numpy(dtype=float)
+        events.append(("the checkpoint's first deletion", np.flatnonzero(size[1:] < size[:-1]) + 1))
+    for what, at in events:
+        if not len(at):
+            return None, [*waited, what]
+        start = max(start, int(times[at[0]]))
+        waited.append(what)
+    return start, waited
+
+
 def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
     """Per SOAK_COLUMNS column of a run's ticks (metrics.parquet: `time_ms` and the column), from the
-    ticks at least `warm_up_s` after the first: the medians of the first and the last quarter, the
-    growth between them (%) and whether it is at most FLAT_GROWTH_PCT (`flat`). A column with fewer
-    than 8 such ticks, or none of its values, is left out."""
-    if metrics.empty or "time_ms" not in metrics:
+    steady state's start (`steady_start`): the medians of the first and the last quarter, the growth
+    between them (%), whether it is at most FLAT_GROWTH_PCT (`flat`), the ticks and the steady
+    state's start in s after the first tick (`from_s`). A column with fewer than 8 such ticks, or
+    none of its values, is left out; so is every column of a run that never reached a steady state."""
+    start, _waited = steady_start(metrics, warm_up_s)
+    if start is None:
         return {}
-    after = metrics[metrics["time_ms"] >= metrics["time_ms"].min() + 1000 * warm_up_s]
+    after = metrics[metrics["time_ms"] >= start]
+    from_s = round((start - int(metrics["time_ms"].min())) / 1000.0, 1)
     out = {}
     for column in SOAK_COLUMNS:
         if column not in after:
@@ -200,7 +242,7 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
         pct = None if first <= 0 else round(100.0 * (last / first - 1.0), 1)
         flat = last <= first if pct is None else pct <= FLAT_GROWTH_PCT  # from 0, only 0 is flat
         out[column] = {"first_quarter": round(first, 2), "last_quarter": round(last, 2), "growth_pct": pct,
-                       "flat": flat, "ticks": len(values)}
+                       "flat": flat, "ticks": len(values), "from_s": from_s}
     return out
 
 
@@ -226,8 +268,10 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
         if not g["flat"]:
             grown.append(label)
     ticks = max(g["ticks"] for g in resources.values())
+    from_s = max(g.get("from_s", 0.0) for g in resources.values())
     verdict = f"grew more than {FLAT_GROWTH_PCT:g} %: {', '.join(grown)}" if grown else "all flat"
     memory, sst = resources.get("state_memory_bytes"), resources.get("state_sst_bytes")
     if memory and sst and not memory["flat"] and sst["flat"]:
         verdict += " (the state store's memory over flat SST files: RocksDB's memtables and block caches, not state)"
-    return f"resources after the warm-up, first to last quarter of {ticks} ticks: {'; '.join(parts)}; {verdict}"
+    return (f"resources in the steady state (from {from_s:,.0f} s), first to last quarter of {ticks} ticks: "
+            f"{'; '.join(parts)}; {verdict}")

@@ -12,7 +12,7 @@ import pandas as pd
 import psutil
 
 from bench.observer.resources import (FLAT_GROWTH_PCT, MALLOC_TRIM, ResourceProbe, describe_growth, folder_bytes,
-                                     growth, jvm_heap, release_free_memory, tree_rss)
+                                     growth, jvm_heap, release_free_memory, steady_start, tree_rss)
 
 
 def test_folder_bytes_sums_every_file_below_and_a_missing_folder_is_empty(tmp_path):
@@ -56,10 +56,10 @@ def test_the_probe_samples_the_driver_and_the_checkpoint(tmp_path):
     sample = ResourceProbe(None, tmp_path)()
     assert sample["driver_rss_mib"] > 10 and sample["spark_rss_mib"] is None and sample["checkpoint_mib"] == 3.0
     assert sample["spark_heap_committed_mib"] is None and sample["spark_heap_used_mib"] is None
-    assert sample["spark_heap_live_mib"] is None
-    sample = ResourceProbe(os.getpid(), tmp_path, lambda: (512 << 20, 100 << 20, 40 << 20))()
+    assert sample["spark_heap_live_mib"] is None and sample["spark_full_gcs"] is None
+    sample = ResourceProbe(os.getpid(), tmp_path, lambda: (512 << 20, 100 << 20, 40 << 20, 3))()
     assert sample["spark_rss_mib"] > 10 and (sample["spark_heap_committed_mib"], sample["spark_heap_used_mib"]) == (512, 100)
-    assert sample["spark_heap_live_mib"] == 40
+    assert (sample["spark_heap_live_mib"], sample["spark_full_gcs"]) == (40, 3)
 
 
 def test_a_heap_probe_that_fails_leaves_its_columns_empty(tmp_path):
@@ -74,9 +74,11 @@ def test_the_heap_probe_reads_the_live_heap_after_a_full_collection(spark):
     """The session's JVM (the parallel collector): committed and used at once, live once a full
     collection ran (System.gc() is one, "PS MarkSweep"), never above the committed heap."""
     heap = jvm_heap(spark)
+    before = heap()[3]
     spark._jvm.java.lang.System.gc()
-    committed, used, live = heap()
+    committed, used, live, full_gcs = heap()
     assert committed >= used > 0 and live is not None and 0 < live <= committed, (committed, used, live)
+    assert full_gcs > before
 
 
 def ticks(values: dict[str, list[float]], every_s: float = 10.0) -> pd.DataFrame:
@@ -84,23 +86,35 @@ def ticks(values: dict[str, list[float]], every_s: float = 10.0) -> pd.DataFrame
     return pd.DataFrame({"time_ms": (np.arange(n) * every_s * 1000).astype(int), **values})
 
 
-def test_growth_compares_the_first_and_the_last_quarter_after_the_warm_up():
+def test_growth_compares_the_first_and_the_last_quarter_of_the_steady_state():
     flat = [500.0] * 3 + [100.0, 101.0, 99.0, 100.0, 102.0, 100.0, 101.0, 100.0]  # 3 warm-up ticks, then flat
     leak = [100.0 + 10 * i for i in range(11)]
-    g = growth(ticks({"spark_rss_mib": flat, "driver_rss_mib": leak, "checkpoint_mib": [1.0] * 11}), warm_up_s=30)
-    assert g["spark_rss_mib"]["ticks"] == 8 and g["spark_rss_mib"]["flat"]
+    checkpoint = [1.0, 2.0, 3.0, 2.0] + [2.5, 2.0] * 3 + [2.5]  # fills, then Spark's maintenance deletes
+    g = growth(ticks({"spark_rss_mib": flat, "driver_rss_mib": leak, "checkpoint_mib": checkpoint}), warm_up_s=0)
+    assert g["spark_rss_mib"]["ticks"] == 8 and g["spark_rss_mib"]["flat"] and g["spark_rss_mib"]["from_s"] == 30.0
     assert g["spark_rss_mib"]["first_quarter"] == 100.5 and g["spark_rss_mib"]["last_quarter"] == 100.5
     assert g["driver_rss_mib"] == {"first_quarter": 135.0, "last_quarter": 195.0, "growth_pct": 44.4, "flat": False,
-                                   "ticks": 8}
+                                   "ticks": 8, "from_s": 30.0}
     assert g["checkpoint_mib"]["growth_pct"] == 0.0
     line = describe_growth(g)
+    assert line.startswith("resources in the steady state (from 30 s), first to last quarter of 8 ticks")
     assert f"grew more than {FLAT_GROWTH_PCT:g} %: driver RSS" in line and "Spark RSS 100.5 -> 100.5 MiB (+0.0 %)" in line
 
 
+def test_the_steady_state_waits_for_the_warm_up_the_first_full_collection_and_the_first_deletion():
+    base = {"checkpoint_mib": [1.0, 2.0, 1.5, 2.0, 2.5, 2.0, 2.5, 2.0], "spark_full_gcs": [4, 4, 4, 4, 5, 5, 6, 6]}
+    assert steady_start(ticks(base), warm_up_s=0) == (40_000, ["0 s", "the Spark JVM's first full collection",
+                                                                "the checkpoint's first deletion"])
+    assert steady_start(ticks(base), warm_up_s=55)[0] == 55_000
+    assert steady_start(ticks({**base, "spark_full_gcs": [4] * 8}), warm_up_s=0)[0] is None  # no full collection
+    assert growth(ticks({**base, "checkpoint_mib": [float(i) for i in range(8)]}), warm_up_s=0) == {}  # no deletion
+    assert steady_start(ticks({"spark_rss_mib": [1.0] * 8}), warm_up_s=20)[0] == 20_000  # nothing else to wait for
+
+
 def test_a_series_that_stays_at_zero_is_flat_and_one_that_leaves_it_is_not():
-    g = growth(ticks({"state_memory_bytes": [0.0] * 12, "checkpoint_mib": [0.0] * 6 + [5.0] * 6}), warm_up_s=0)
+    g = growth(ticks({"state_memory_bytes": [0.0] * 12, "spark_rss_mib": [0.0] * 6 + [5.0] * 6}), warm_up_s=0)
     assert g["state_memory_bytes"]["flat"] and g["state_memory_bytes"]["growth_pct"] is None
-    assert not g["checkpoint_mib"]["flat"]
+    assert not g["spark_rss_mib"]["flat"]
 
 
 def test_state_memory_that_grows_over_flat_sst_files_is_said_to_be_no_state():
