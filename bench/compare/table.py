@@ -26,6 +26,7 @@ _NAMES = {
     "state_memory_bytes": "state store memory (bytes)",
     "state_sst_bytes": "state store SST files (bytes)",
     "batch_duration_ms": "batch time (ms)",
+    "batch_us_per_row": "batch time per row (µs)",
 }
 
 

@@ -23,7 +23,7 @@ OBSERVER_FIELDS: dict[str, type] = {
     # floats: ratios, percentages, durations, rates, latencies
     "std_dev": float, "dist_cost": float, "throughput_ratio": float, "duration_ms": float,
     "max_mean_imbalance": float, "window_std_dev": float, "processed_rows_per_s": float,
-    "batch_duration_ms": float, "latency_p50_ms": float, "latency_p99_ms": float, "latency_p999_ms": float,
+    "batch_duration_ms": float, "batch_us_per_row": float, "latency_p50_ms": float, "latency_p99_ms": float, "latency_p999_ms": float,
     "latency_max_ms": float, "window_latency_p50_ms": float, "window_latency_p99_ms": float,
     "window_latency_max_ms": float, "driver_rss_mib": float, "spark_rss_mib": float,
     "spark_heap_committed_mib": float, "spark_heap_used_mib": float, "spark_heap_live_mib": float, "checkpoint_mib": float,

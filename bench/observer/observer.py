@@ -64,6 +64,17 @@ def weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> floa
 
 
 
+def batch_us_per_row(batches: list[dict]) -> float | None:
+    """The time `batches` (batch figures) took per row they read, in µs: the triggerExecution of
+    those that read any, summed, over their input rows, summed; None when none read any. Where a
+    batch's time is mostly its rows' (the workers' cost per tuple), this stays level while the batch
+    time grows and shrinks with how many rows the batches hold, which is what a loaded topology's
+    batches do: a longer batch leaves more records for the next one."""
+    read = [b for b in batches if b.get("input_rows")]
+    rows = sum(int(b["input_rows"]) for b in read)
+    return round(1000.0 * sum(int(b["duration_ms"]) for b in read) / rows, 1) if rows else None
+
+
 def overlaps(spans: list[tuple[int, int | None]], lo_ms: int, hi_ms: int) -> bool:
     """Whether a rescale span overlaps the tick interval (lo_ms, hi_ms] (an open span: until now).
 
@@ -306,6 +317,7 @@ class Observer:
             "last_batch_id": last.get("batch_id"),
             "processed_rows_per_s": last.get("processed_rows_per_s"),
             "batch_duration_ms": last.get("duration_ms"),
+            "batch_us_per_row": batch_us_per_row(fresh),
             "state_rows": last.get("state_rows"),
             "state_memory_bytes": last.get("state_memory_bytes"),
             "state_sst_bytes": last.get("state_sst_bytes"),

@@ -43,11 +43,14 @@ has found its owner unreachable (the broadcast task binaries, shuffle statuses a
 the batches since the previous full collection): a full collection and another a few seconds later
 left 228 and 133 MiB where single ones had left 399 (soak-mb-8, 2026-12-02)."""
 SOAK_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
-                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes", "batch_duration_ms")
+                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes", "batch_duration_ms",
+                "batch_us_per_row")
 """What `growth` reads: the resources, the state stores' memory and the size of their data (Spark's
 progress, micro-batch mode: the operators' `memoryUsedBytes`, RocksDB's memtables, block cache and
-table readers; their `rocksdbSstFileSize`, the live SST files), and the batch time. With both, a
-state store memory that grows over data that does not is a cache filling, not state."""
+table readers; their `rocksdbSstFileSize`, the live SST files), the batch time and the batches'
+time per row they read (`bench.observer.observer.batch_us_per_row`). With both of each pair, a
+state store memory that grows over data that does not is a cache filling, not state, and a batch
+time that grows while the time per row does not is batches holding more rows, not costing more."""
 FLAT_GROWTH_PCT = 10.0
 """A series is flat when its last quarter's median is at most this much above its first quarter's, %."""
 
@@ -250,14 +253,16 @@ LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS"
           "spark_heap_committed_mib": ("Spark heap committed", "MiB"),
           "spark_heap_used_mib": ("Spark heap used", "MiB"), "spark_heap_live_mib": ("Spark heap live", "MiB"), "checkpoint_mib": ("checkpoint", "MiB"),
           "state_memory_bytes": ("state store memory", "bytes"),
-          "state_sst_bytes": ("state store SST files", "bytes"), "batch_duration_ms": ("batch time", "ms")}
+          "state_sst_bytes": ("state store SST files", "bytes"), "batch_duration_ms": ("batch time", "ms"),
+          "batch_us_per_row": ("batch time per row", "µs")}
 
 
 def describe_growth(resources: dict[str, dict]) -> str | None:
     """One line of a run's `growth` figures (None without any): each series' first-quarter and
     last-quarter medians and its growth, and which are not flat; a state store memory that grew over
     SST files that did not is said to be memory that is not state (Spark's figure for RocksDB is its
-    memtables, block cache and table readers)."""
+    memtables, block cache and table readers), and a batch time that grew while the time per row did
+    not, batches that held more rows."""
     if not resources:
         return None
     parts, grown = [], []
@@ -273,5 +278,8 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
     memory, sst = resources.get("state_memory_bytes"), resources.get("state_sst_bytes")
     if memory and sst and not memory["flat"] and sst["flat"]:
         verdict += " (the state store's memory over flat SST files: RocksDB's memtables and block caches, not state)"
+    batch, per_row = resources.get("batch_duration_ms"), resources.get("batch_us_per_row")
+    if batch and per_row and not batch["flat"] and per_row["flat"]:
+        verdict += " (the batch time over a flat time per row: batches that held more rows, each row no dearer)"
     return (f"resources in the steady state (from {from_s:,.0f} s), first to last quarter of {ticks} ticks: "
             f"{'; '.join(parts)}; {verdict}")

@@ -11,7 +11,7 @@ import pytest
 
 from bench.observer.influx import InfluxWriter
 from bench.observer.batches import batch_figures
-from bench.observer.observer import Observer, exact_worker_figures, weighted_quantile
+from bench.observer.observer import Observer, batch_us_per_row, exact_worker_figures, weighted_quantile
 from tests.histograms import histogram
 
 
@@ -45,6 +45,18 @@ def test_batch_figures_reads_observed_metrics():
     assert (fig["state_memory_bytes"], fig["state_sst_bytes"]) == (30, 11)  # summed over the stateful operators
     assert (fig["malformed"], fig["split_tuples"], fig["split_weight"]) == (1, 1, 3)
     assert fig["phases_ms"] == {"triggerExecution": 1500}  # Spark's durationMs, where the batch's time went
+
+
+def test_the_time_per_row_is_the_reading_batches_time_over_their_rows(tmp_path):
+    batches = [{"input_rows": 1000, "duration_ms": 700}, {"input_rows": 0, "duration_ms": 60},
+               {"input_rows": 3000, "duration_ms": 2100}]
+    assert batch_us_per_row(batches) == 700.0  # the empty batch's 60 ms left out
+    assert batch_us_per_row([{"input_rows": 0, "duration_ms": 60}]) is None and batch_us_per_row([]) is None
+    rows = []
+    obs = Observer("r", 3, tmp_path, outputs=(rows.append,))
+    obs.on_progress(progress(0, [4, 0, 1], [("a", 0)], records=5))
+    assert obs.tick(now_ms=10**13)["batch_us_per_row"] == 300_000.0  # 1,500 ms over 5 rows
+    assert obs.tick(now_ms=10**13)["batch_us_per_row"] is None  # no batch since the last tick
 
 
 def test_reference_figures_dedup_batches_and_resume(tmp_path):

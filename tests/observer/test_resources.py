@@ -124,6 +124,13 @@ def test_state_memory_that_grows_over_flat_sst_files_is_said_to_be_no_state():
     assert "not state" not in describe_growth(growth(ticks({"state_memory_bytes": grows}), 0))
 
 
+def test_a_batch_time_that_grows_over_a_flat_time_per_row_is_said_to_be_fuller_batches():
+    grows, flat = [1000.0 * (i + 1) for i in range(12)], [660.0] * 12
+    line = describe_growth(growth(ticks({"batch_duration_ms": grows, "batch_us_per_row": flat}), 0))
+    assert "grew more than 10 %: batch time (" in line and "held more rows" in line
+    assert "held more rows" not in describe_growth(growth(ticks({"batch_duration_ms": grows, "batch_us_per_row": grows}), 0))
+
+
 def test_too_few_ticks_or_no_samples_give_no_figure():
     assert growth(ticks({"spark_rss_mib": [1.0] * 7}), warm_up_s=0) == {}
     assert growth(ticks({"spark_rss_mib": [None] * 20}), warm_up_s=0) == {}
