@@ -23,14 +23,16 @@ OBSERVER_FIELDS: dict[str, type] = {
     # floats: ratios, percentages, durations, rates, latencies
     "std_dev": float, "dist_cost": float, "throughput_ratio": float, "duration_ms": float,
     "max_mean_imbalance": float, "window_std_dev": float, "processed_rows_per_s": float,
-    "batch_duration_ms": float, "batch_us_per_row": float, "latency_p50_ms": float, "latency_p99_ms": float, "latency_p999_ms": float,
+    "batch_duration_ms": float, "batch_us_per_row": float, "latency_p50_ms": float, "latency_p99_ms": float,
+    "latency_p999_ms": float,
     "latency_max_ms": float, "window_latency_p50_ms": float, "window_latency_p99_ms": float,
     "window_latency_max_ms": float, "driver_rss_mib": float, "spark_rss_mib": float,
     "spark_heap_committed_mib": float, "spark_heap_used_mib": float, "spark_heap_live_mib": float, "checkpoint_mib": float,
     # integers: counts, ids, epoch ms
     "time_ms": int, "total_count": int, "window_count": int, "keys": int, "pairs": int, "records": int,
     "malformed": int, "dropped_by_watermark": int, "batches": int, "last_batch_id": int, "state_rows": int,
-    "state_memory_bytes": int, "state_sst_bytes": int, "spark_full_gcs": int, "aggregated_count": int, "latency_tuples": int,
+    "state_memory_bytes": int, "state_sst_bytes": int, "spark_full_gcs": int, "aggregated_count": int,
+    "latency_tuples": int,
     # JSON text
     "hottest_keys": str,
     # booleans: a rescale run's ticks only

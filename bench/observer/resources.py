@@ -35,16 +35,16 @@ as its collector has sized it (committed), as it is filled at the tick (used: li
 garbage not yet collected) and as the latest full collection left it (live: what survived the
 collection of the whole heap; None before the first), in MiB, the count of the JVM's full
 collections so far, and the bytes under the run's checkpoint folder (offset and commit logs, state
-store files), in MiB. A JVM's resident memory follows its
-committed heap, which its collector grows toward the maximum heap while it sees fit (the parallel
-collector, to keep its time under 1 % of the run's): a leak shows in the live heap, not in the
-committed one. The live heap also holds what Spark's `ContextCleaner` frees only once a collection
-has found its owner unreachable (the broadcast task binaries, shuffle statuses and accumulators of
-the batches since the previous full collection): a full collection and another a few seconds later
-left 228 and 133 MiB where single ones had left 399 (soak-mb-8, 2026-12-02)."""
+store files), in MiB. A JVM's resident memory follows the pages of its heap it has touched, and its
+committed heap what its collector has sized (the topology's starts at its maximum,
+`bench.topology.session.DRIVER_JAVA_OPTIONS`): a leak shows in the live heap. The live heap also
+holds what Spark's `ContextCleaner` frees only once a collection has found its owner unreachable
+(the broadcast task binaries, shuffle statuses and accumulators of the batches since the previous
+full collection): a full collection and another a few seconds later left 228 and 133 MiB where
+single ones had left 399 (soak-mb-8, 2026-12-02)."""
 SOAK_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
-                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes", "batch_duration_ms",
-                "batch_us_per_row")
+                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes",
+                "batch_duration_ms", "batch_us_per_row")
 """What `growth` reads: the resources, the state stores' memory and the size of their data (Spark's
 progress, micro-batch mode: the operators' `memoryUsedBytes`, RocksDB's memtables, block cache and
 table readers; their `rocksdbSstFileSize`, the live SST files), the batch time and the batches'
@@ -165,9 +165,10 @@ def jvm_heap(spark):
     """A callable giving `spark`'s driver JVM heap in bytes over Py4J (`java.lang.management`):
     (committed, used) from the MemoryMXBean, live, the heap in use after the latest full
     collection (the sum over the heap's pools of its GcInfo's usage after the collection; None
-    before the first), and the count of full collections (None without a full collector). The full collector is the one that manages every heap pool: the parallel
-    collector's "PS MarkSweep" (the young one, "PS Scavenge", manages eden and the survivors); of
-    several (G1's), the one named "Old"."""
+    before the first), and the count of full collections (None without a full collector). The full
+    collector is the one that manages every heap pool: the parallel collector's "PS MarkSweep" (the
+    young one, "PS Scavenge", manages eden and the survivors); of several (G1's), the one named
+    "Old"."""
     management = spark._jvm.java.lang.management.ManagementFactory
     bean = management.getMemoryMXBean()
     pools = [pool.getName() for pool in management.getMemoryPoolMXBeans() if pool.getType().name() == "HEAP"]
@@ -177,7 +178,8 @@ def jvm_heap(spark):
         usage = bean.getHeapMemoryUsage()
         info = full.getLastGcInfo() if full is not None else None
         live = None if info is None else sum(int(info.getMemoryUsageAfterGc().get(pool).getUsed()) for pool in pools)
-        return int(usage.getCommitted()), int(usage.getUsed()), live, None if full is None else int(full.getCollectionCount())
+        full_gcs = None if full is None else int(full.getCollectionCount())
+        return int(usage.getCommitted()), int(usage.getUsed()), live, full_gcs
 
     return heap
 
@@ -194,13 +196,16 @@ def steady_start(metrics: pd.DataFrame, warm_up_s: float) -> tuple[int | None, l
     """When a run's steady state begins (epoch ms, None if it never did) and what it waited for.
 
     The latest of: the first tick plus `warm_up_s`; the first tick after the Spark JVM's first full
-    collection since the run began (`spark_full_gcs` above its first tick's), because until then
-    the parallel collector has not yet used, and the system not yet backed, the whole of the heap it
-    starts with, so that the JVM's resident memory still grows by its first touch (soak-mb-8: 2,056
-    -> 4,026 MiB in 6 minutes, then flat); and the first tick whose checkpoint is smaller than the
-    tick's before (Spark's maintenance deleting the state versions and logs its retention of 100
-    batches no longer keeps), because until then the checkpoint only grows. A column the ticks do
-    not have (a run before it was sampled, a run without Spark) is not waited for."""
+    collection since the run began (`spark_full_gcs` above its first tick's), because until then the
+    parallel collector has not yet used, and the system not yet backed, the whole of the heap it
+    starts with, so that the JVM's resident memory still grows by its first touch (soak-mb-9: 2,102
+    -> 4,818 MiB up to its first full collection at 347 s, then 4,818-4,830 MiB); and the first tick
+    whose checkpoint is smaller than the tick's before (Spark's maintenance deleting the state
+    versions and logs its retention of 100 batches no longer keeps), because until then the
+    checkpoint only grows. A column the ticks do not have (a run before it was sampled, a run
+    without Spark) is not waited for; a run in which either never happened never reached a steady
+    state (soak-rt-5, real-time mode: no full collection in 25 minutes, the old generation filling
+    at 0.85 MiB/s)."""
     if metrics.empty or "time_ms" not in metrics:
         return None, []
     ticks = metrics.sort_values("time_ms")
@@ -251,7 +256,8 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
 
 LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS", "MiB"),
           "spark_heap_committed_mib": ("Spark heap committed", "MiB"),
-          "spark_heap_used_mib": ("Spark heap used", "MiB"), "spark_heap_live_mib": ("Spark heap live", "MiB"), "checkpoint_mib": ("checkpoint", "MiB"),
+          "spark_heap_used_mib": ("Spark heap used", "MiB"), "spark_heap_live_mib": ("Spark heap live", "MiB"),
+          "checkpoint_mib": ("checkpoint", "MiB"),
           "state_memory_bytes": ("state store memory", "bytes"),
           "state_sst_bytes": ("state store SST files", "bytes"), "batch_duration_ms": ("batch time", "ms"),
           "batch_us_per_row": ("batch time per row", "µs")}
