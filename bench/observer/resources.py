@@ -263,6 +263,15 @@ LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS"
           "batch_us_per_row": ("batch time per row", "µs")}
 
 
+GROWTH_EXPLAINED = (
+    ("state_memory_bytes", "state_sst_bytes",
+     "the state store's memory over flat SST files: RocksDB's memtables and block caches, not state"),
+    ("batch_duration_ms", "batch_us_per_row",
+     "the batch time over a flat time per row: batches that held more rows, each row no dearer"),
+)
+"""(series, its reference, what `describe_growth` says when the series grew and its reference did not)."""
+
+
 def describe_growth(resources: dict[str, dict]) -> str | None:
     """One line of a run's `growth` figures (None without any): each series' first-quarter and
     last-quarter medians and its growth, and which are not flat; a state store memory that grew over
@@ -281,11 +290,8 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
     ticks = max(g["ticks"] for g in resources.values())
     from_s = max(g.get("from_s", 0.0) for g in resources.values())
     verdict = f"grew more than {FLAT_GROWTH_PCT:g} %: {', '.join(grown)}" if grown else "all flat"
-    memory, sst = resources.get("state_memory_bytes"), resources.get("state_sst_bytes")
-    if memory and sst and not memory["flat"] and sst["flat"]:
-        verdict += " (the state store's memory over flat SST files: RocksDB's memtables and block caches, not state)"
-    batch, per_row = resources.get("batch_duration_ms"), resources.get("batch_us_per_row")
-    if batch and per_row and not batch["flat"] and per_row["flat"]:
-        verdict += " (the batch time over a flat time per row: batches that held more rows, each row no dearer)"
+    for grew, stayed, why in GROWTH_EXPLAINED:
+        if grew in resources and stayed in resources and not resources[grew]["flat"] and resources[stayed]["flat"]:
+            verdict += f" ({why})"
     return (f"resources in the steady state (from {from_s:,.0f} s), first to last quarter of {ticks} ticks: "
             f"{'; '.join(parts)}; {verdict}")
