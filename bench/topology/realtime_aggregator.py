@@ -88,6 +88,9 @@ class RealtimeAggregator:
         self.sink = sink
         self.folder = Path(config.results_dir) / "partials"
         self.latest: dict[tuple, list] = {}
+        self.windows: dict[int, list[tuple]] = {}
+        """Per aggregator window (start, epoch ms), the (wstart_ms, worker, key) groups of `latest`
+        in it: a batch's totals read the due windows' partials, not every partial kept."""
         self.window_ms = 1000 * config.aggregator_window_s
         self.closed: set[int] = set()
         """The aggregator windows (start, epoch ms) whose totals are written."""
@@ -115,7 +118,10 @@ class RealtimeAggregator:
         tuples = np.zeros(self.config.worker_space, dtype=np.int64)
         for row in newest.itertuples(index=False):
             group = (int(row.wstart_ms), int(row.worker), row.key)
-            before = self.latest.get(group, (0, 0))
+            before = self.latest.get(group)
+            if before is None:
+                before = (0, 0)
+                self.windows.setdefault(group[0] - group[0] % self.window_ms, []).append(group)
             loads[group[1]] += int(row.count) - before[0]
             tuples[group[1]] += int(row.tuples) - before[1]
             self.latest[group] = [int(row.count), int(row.tuples), int(row.first_ms), int(row.last_ms),
@@ -129,7 +135,17 @@ class RealtimeAggregator:
         if done.exists():
             return  # written, with its totals and figures, before a restart
         started_ms = int(time.time() * 1000)
+        clock = time.perf_counter()
+        phases_ms = {}
+
+        def phase(name: str) -> None:
+            nonlocal clock
+            now = time.perf_counter()
+            phases_ms[name] = round(1000 * (now - clock), 1)
+            clock = now
+
         updates = batch_df.toPandas()
+        phase("read")
         end = END_OF_INPUT in updates and bool(updates[END_OF_INPUT].eq(True).any())
         updates = updates[updates["wstart_ms"].notna()].astype({"wstart_ms": "int64", "worker": "int64"})
         fresh = new_updates(updates, self.latest)
@@ -140,11 +156,13 @@ class RealtimeAggregator:
         self.late_updates += int(sum(len(fresh[fresh["wstart_ms"] // self.window_ms * self.window_ms == w])
                                      for w in late))
         watermark = self.frontier_ms - 1000 * self.config.watermark_delay_s
-        due = {w for w in {g[0] - g[0] % self.window_ms for g in self.latest} - self.closed
-               if end or w + self.window_ms <= watermark}
-        self.sink.write(self.totals(due | late), batch_id)
+        due = {w for w in self.windows.keys() - self.closed if end or w + self.window_ms <= watermark}
+        totals = self.totals(due | late)
+        phase("aggregate")
+        self.sink.write(totals, batch_id)
+        phase("write")
         self.closed |= due
-        self.observer.on_batch(self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples))
+        self.observer.on_batch(self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples, phases_ms))
         if end:
             done.with_suffix(".end").touch()
             self.closed_all = True
@@ -154,19 +172,19 @@ class RealtimeAggregator:
         """The final totals of the aggregator windows `windows` (starts, epoch ms), one row per
         (window, key): AGGREGATE_COLUMNS, times as UTC timestamps without a zone, as Spark gives them."""
         rows: dict[tuple[int, str], dict] = {}
-        for (wstart, worker_id, key), (count, tuples, first, last, ts_sum) in self.latest.items():
-            window = wstart - wstart % self.window_ms
-            if window not in windows:
-                continue
-            row = rows.setdefault((window, key), {"count": 0, "tuples": 0, "first": first, "last": last,
-                                                  "ts_sum_ms": 0, "per_worker": {}})
-            row["count"] += count
-            row["tuples"] += tuples
-            row["first"], row["last"] = min(row["first"], first), max(row["last"], last)
-            row["ts_sum_ms"] += ts_sum
-            share = row["per_worker"].setdefault(worker_id, [0, 0])
-            share[0] += count
-            share[1] += tuples
+        for window in windows:
+            for group in self.windows.get(window, ()):
+                wstart, worker_id, key = group
+                count, tuples, first, last, ts_sum = self.latest[group]
+                row = rows.setdefault((window, key), {"count": 0, "tuples": 0, "first": first, "last": last,
+                                                      "ts_sum_ms": 0, "per_worker": {}})
+                row["count"] += count
+                row["tuples"] += tuples
+                row["first"], row["last"] = min(row["first"], first), max(row["last"], last)
+                row["ts_sum_ms"] += ts_sum
+                share = row["per_worker"].setdefault(worker_id, [0, 0])
+                share[0] += count
+                share[1] += tuples
         out = pd.DataFrame([
             {"window_start": pd.Timestamp(window, unit="ms"), "window_end": pd.Timestamp(window + self.window_ms, unit="ms"),
              "key": key, "count": r["count"], "tuples": r["tuples"], "first_ts": pd.Timestamp(r["first"], unit="ms"),
@@ -177,9 +195,12 @@ class RealtimeAggregator:
                                                           "first_ts", "last_ts", "ts_sum_ms", "per_worker"])
 
     def figures(self, batch_id: int, started_ms: int, updates: pd.DataFrame, fresh: pd.DataFrame,
-                newest: pd.DataFrame, loads: np.ndarray, tuples: np.ndarray) -> dict:
+                newest: pd.DataFrame, loads: np.ndarray, tuples: np.ndarray, phases_ms: dict) -> dict:
         """The observer's facts of this batch (`bench.observer.batches.batch_figures`' keys): its
-        span is when its new tuples were done (the workers' clocks), or the batch's own time."""
+        span is when its new tuples were done (the workers' clocks), or the batch's own time. Its
+        phases (ms): `read`, the batch's updates to pandas (Spark reading the partials topic);
+        `aggregate`, the new updates kept and the due windows' totals; `write`, the totals to
+        Kafka and their file."""
         now_ms = int(time.time() * 1000)
         done_ms = fresh["done_us"].to_numpy(np.int64) // 1000 if len(fresh) else np.array([], dtype=np.int64)
         start, end = (int(done_ms.min()), int(done_ms.max())) if len(done_ms) else (started_ms, now_ms)
@@ -195,6 +216,6 @@ class RealtimeAggregator:
             "state_rows": len(self.latest), "state_memory_bytes": 0, "state_sst_bytes": 0,
             "window_state_rows": len(self.latest),
             "dropped_by_watermark": 0, "late_updates": self.late_updates,
-            "watermark": None, "phases_ms": {}, "latency": latency_histograms(fresh) if len(fresh) else {},
+            "watermark": None, "phases_ms": phases_ms, "latency": latency_histograms(fresh) if len(fresh) else {},
             "processed_ms": processed,
         }

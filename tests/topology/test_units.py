@@ -126,6 +126,8 @@ def test_session_conf_sets_rocksdb_and_keeps_the_master():
     assert conf["spark.sql.shuffle.partitions"] == "7" and conf["spark.jars"] == "/x/a.jar"
     assert conf["spark.driver.memory"] == "4g" and conf["spark.driver.extraJavaOptions"] == "-XX:+UseParallelGC -Xms4g"
     assert session_conf("local[2]", 1, extra={"spark.driver.memory": "8g"})["spark.driver.memory"] == "8g"
+    # The ContextCleaner's full collection every 5 minutes, not Spark's 30: a long run's steady state.
+    assert conf["spark.cleaner.periodicGC.interval"] == "5min"
     # The status store keeps 100 of each kind of finished work, not Spark's 1,000.
     assert (conf["spark.ui.retainedJobs"], conf["spark.ui.retainedStages"], conf["spark.sql.ui.retainedExecutions"]) == \
         ("100", "100", "100")

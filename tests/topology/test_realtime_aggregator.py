@@ -1,0 +1,101 @@
+"""The real-time aggregator's batches (`bench.topology.realtime_aggregator.RealtimeAggregator`) on
+written partial updates, without Spark: the at-least-once sink's repeats left out, windows closed
+by the watermark, a late update rewriting its window, and a resume that writes nothing twice. The
+same callable runs on the real partials topic in tests/topology/test_realtime.py."""
+
+from pathlib import Path
+
+import pandas as pd
+
+from bench.topology.config import TopologyConfig
+from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
+from bench.topology.sink import read_batches, write_parquet_atomic
+
+MINUTE = 60_000
+
+
+class Updates:
+    """A batch of `<run>.partials` as `foreachBatch` hands it: something with `toPandas()`."""
+
+    def __init__(self, rows: list[tuple], end: bool = False):
+        columns = ["wstart_ms", "worker", "key", "count", "tuples", "first_ms", "last_ms", "ts_sum_ms",
+                   "done_us", "event_ms"]
+        frame = pd.DataFrame(rows, columns=columns)
+        frame[END_OF_INPUT] = None
+        if end:
+            frame = pd.concat([frame, pd.DataFrame({END_OF_INPUT: [True]})], ignore_index=True)
+        self.frame = frame
+
+    def toPandas(self) -> pd.DataFrame:
+        return self.frame.copy()
+
+
+def update(wstart_s: int, worker: int, key: str, tuples: int, last_s: int) -> tuple:
+    """A partial of worker window `wstart_s` with `tuples` tuples of weight 1, its newest at `last_s`."""
+    return (1000 * wstart_s, worker, key, tuples, tuples, 1000 * wstart_s, 1000 * last_s,
+            tuples * 1000 * wstart_s, 1000 * (1000 * last_s + 5), 1000 * last_s)
+
+
+class FileSink:
+    """The aggregate sink's file half (`AggregateSink.write` without Kafka)."""
+
+    def __init__(self, folder: Path):
+        self.folder = folder / "aggregates"
+
+    def write(self, frame: pd.DataFrame, batch_id: int) -> None:
+        write_parquet_atomic(frame.assign(batch_id=batch_id), self.folder / f"batch-{batch_id:09d}.parquet")
+
+
+class Figures:
+    def __init__(self):
+        self.batches = []
+
+    def on_batch(self, fig: dict) -> None:
+        self.batches.append(fig)
+
+
+def aggregator(tmp_path: Path) -> tuple[RealtimeAggregator, Figures]:
+    config = TopologyConfig(run_id="r", grouping="KEY", dataset="D", topic="t", bootstrap_servers="b",
+                            checkpoint_dir=tmp_path, results_dir=tmp_path, workers=2,
+                            worker_window_s=10, aggregator_window_s=60, watermark_delay_s=10)
+    figures = Figures()
+    return RealtimeAggregator(config, figures, FileSink(tmp_path)), figures
+
+
+def totals(tmp_path: Path) -> dict[tuple[int, str], tuple[int, int]]:
+    """The last written (count, batch) per (window start s, key)."""
+    written = read_batches(tmp_path / "aggregates")
+    return {(int(pd.Timestamp(r.window_start).value // 10**9), r.key): (int(r.count), int(r.batch_id))
+            for r in written.itertuples()}
+
+
+def test_repeats_are_left_out_windows_close_on_the_watermark_and_a_late_update_rewrites(tmp_path):
+    agg, figures = aggregator(tmp_path)
+    agg(Updates([update(0, 0, "a", 1, 1), update(0, 0, "a", 2, 2), update(0, 0, "a", 2, 2),  # a repeat
+                 update(10, 1, "a", 3, 15), update(10, 1, "b", 1, 12)]), 0)
+    assert figures.batches[0]["loads"] == [2, 4] and agg.tuples == 6
+    assert totals(tmp_path) == {}  # watermark 5 s: no window has ended
+
+    agg(Updates([update(60, 0, "b", 1, 75)]), 1)  # watermark 65 s: [0, 60) closes
+    assert totals(tmp_path) == {(0, "a"): (5, 1), (0, "b"): (1, 1)}
+    assert figures.batches[1]["loads"] == [1, 0]
+
+    agg(Updates([update(50, 1, "b", 2, 58)], end=True), 2)  # late for [0, 60); end of input
+    assert totals(tmp_path) == {(0, "a"): (5, 2), (0, "b"): (3, 2), (60, "b"): (1, 2)}  # the window again
+    assert agg.late_updates == 1 and agg.closed_all and agg.tuples == 9
+    assert set(figures.batches[2]["phases_ms"]) == {"read", "aggregate", "write"}
+
+
+def test_a_resumed_aggregator_rebuilds_its_partials_and_skips_the_batches_it_wrote(tmp_path):
+    agg, _ = aggregator(tmp_path)
+    first = [update(0, 0, "a", 2, 2), update(10, 1, "a", 3, 15)]
+    agg(Updates(first), 0)
+    agg(Updates([update(60, 0, "b", 1, 75)]), 1)
+    before = totals(tmp_path)
+
+    resumed, figures = aggregator(tmp_path)
+    assert resumed.latest == agg.latest and resumed.windows == agg.windows and resumed.closed == {0}
+    resumed(Updates(first), 0)  # a batch written before the kill: nothing again
+    resumed(Updates([update(10, 1, "a", 3, 15)], end=True), 2)  # a repeat, then the end of input
+    assert figures.batches[0]["loads"] == [0, 0]
+    assert totals(tmp_path) == {**before, (60, "b"): (1, 2)}
