@@ -56,6 +56,18 @@ def worker_histograms(sent: list[str]) -> tuple[dict[str, str], dict[str, list[i
     return merged, spans
 
 
+def state_store_figures(progress: dict) -> dict:
+    """A query's state stores at the end of the batch of `progress` (a `StreamingQueryProgress` as
+    JSON), summed over its stateful operators: `state_memory_bytes`, Spark's `memoryUsedBytes`
+    (RocksDB's memtables, block caches and pinned blocks); `state_sst_bytes`, the
+    `rocksdbSstFileSize` custom metric (the state's data files)."""
+    ops = progress.get("stateOperators") or []
+    return {
+        "state_memory_bytes": int(sum(int(o.get("memoryUsedBytes") or 0) for o in ops)),
+        "state_sst_bytes": int(sum(int((o.get("customMetrics") or {}).get("rocksdbSstFileSize") or 0) for o in ops)),
+    }
+
+
 def batch_figures(progress: dict, workers: int) -> dict:
     """The per-batch facts the observer keeps from one progress dict."""
     observed = progress.get("observedMetrics") or {}
@@ -83,8 +95,7 @@ def batch_figures(progress: dict, workers: int) -> dict:
         "split_weight": int(st.get("weight") or 0),
         "max_ts_ms": int(sp["max_ts_ms"]) if sp.get("max_ts_ms") is not None else None,
         "state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops)),
-        "state_memory_bytes": int(sum(int(o.get("memoryUsedBytes") or 0) for o in ops)),
-        "state_sst_bytes": int(sum(int((o.get("customMetrics") or {}).get("rocksdbSstFileSize") or 0) for o in ops)),
+        **state_store_figures(progress),
         "window_state_rows": int(sum(int(o.get("numRowsTotal") or 0) for o in ops
                                      if "transformWithState" not in str(o.get("operatorName")))),
         "dropped_by_watermark": int(sum(int(o.get("numRowsDroppedByWatermark") or 0) for o in ops)),

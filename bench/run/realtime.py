@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from bench.observer.listener import ProgressListener
 from bench.run.lifecycle import POLL_S, StreamRun
 from bench.run.preflight import RunError
 from bench.topology import realtime
@@ -41,10 +42,17 @@ class RealtimeRun(StreamRun):
         self.waited = False
 
     def open_session(self) -> None:
-        """Spark (`start_session`) and the input audit's dead-letter writer."""
+        """Spark (`start_session`), the input audit's dead-letter writer, and a progress listener
+        for the real-time query, whose batches' end gives its state stores' figures."""
         config = self.config
         self.start_session()
         self.dlq = DeadLetterSink(config.run_id, config.results_dir, config.bootstrap_servers, config.dlq_topic)
+        self.listener = ProgressListener((self._realtime_progress,), realtime.query_names(config)[0])
+        self.listener.attach(self.spark)
+
+    def _realtime_progress(self, progress: dict) -> None:
+        if self.topology is not None:
+            self.topology.aggregator.on_realtime_progress(progress)
 
     def start_query(self, config, once: bool = False):
         # Every half observer tick: each tick sees the latest partials; a micro-batch of the
@@ -135,6 +143,7 @@ class RealtimeRun(StreamRun):
     def stop(self) -> None:
         self.observer.stop()
         self.stop_topology()
+        self.listener.detach(self.spark)
         self.dlq.close()
         self.close_outputs()
 

@@ -35,6 +35,7 @@ import numpy as np
 import pandas as pd
 
 from bench import latency
+from bench.observer.batches import state_store_figures
 from bench.topology.config import TopologyConfig
 from bench.topology.sink import AggregateSink, batch_file, read_batches, write_parquet_atomic
 
@@ -77,6 +78,19 @@ def latency_histograms(fresh: pd.DataFrame) -> dict[str, str]:
     return out
 
 
+class Phases:
+    """Where a batch's time went: ms per named phase, each timed from the end of the one before."""
+
+    def __init__(self):
+        self.ms: dict[str, float] = {}
+        self._last = time.perf_counter()
+
+    def end(self, name: str) -> None:
+        now = time.perf_counter()
+        self.ms[name] = round(1000 * (now - self._last), 1)
+        self._last = now
+
+
 class RealtimeAggregator:
     """The aggregator query's `foreachBatch` callable (module text). `tuples` is the total of the
     latest partials' tuples, which the driver compares with the input's to know when every tuple
@@ -99,6 +113,8 @@ class RealtimeAggregator:
         self.tuples = 0
         self.late_updates = 0
         self.closed_all = False
+        self.query_state = state_store_figures({})
+        """The real-time query's state stores at the end of its latest batch (`on_realtime_progress`)."""
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -130,22 +146,19 @@ class RealtimeAggregator:
         self.tuples += int(tuples.sum())
         return loads, tuples
 
+    def on_realtime_progress(self, progress: dict) -> None:
+        """The real-time query's progress at the end of one of its batches (the progress listener's
+        callback): its state stores' figures, which every aggregator batch reports until the next."""
+        self.query_state = state_store_figures(progress)
+
     def __call__(self, batch_df, batch_id: int) -> None:
         done = batch_file(self.folder, batch_id)
         if done.exists():
             return  # written, with its totals and figures, before a restart
         started_ms = int(time.time() * 1000)
-        clock = time.perf_counter()
-        phases_ms = {}
-
-        def phase(name: str) -> None:
-            nonlocal clock
-            now = time.perf_counter()
-            phases_ms[name] = round(1000 * (now - clock), 1)
-            clock = now
-
+        phases = Phases()
         updates = batch_df.toPandas()
-        phase("read")
+        phases.end("read")
         end = END_OF_INPUT in updates and bool(updates[END_OF_INPUT].eq(True).any())
         updates = updates[updates["wstart_ms"].notna()].astype({"wstart_ms": "int64", "worker": "int64"})
         fresh = new_updates(updates, self.latest)
@@ -158,11 +171,11 @@ class RealtimeAggregator:
         watermark = self.frontier_ms - 1000 * self.config.watermark_delay_s
         due = {w for w in self.windows.keys() - self.closed if end or w + self.window_ms <= watermark}
         totals = self.totals(due | late)
-        phase("aggregate")
+        phases.end("aggregate")
         self.sink.write(totals, batch_id)
-        phase("write")
+        phases.end("write")
         self.closed |= due
-        self.observer.on_batch(self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples, phases_ms))
+        self.observer.on_batch(self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples, phases.ms))
         if end:
             done.with_suffix(".end").touch()
             self.closed_all = True
@@ -200,7 +213,8 @@ class RealtimeAggregator:
         span is when its new tuples were done (the workers' clocks), or the batch's own time. Its
         phases (ms): `read`, the batch's updates to pandas (Spark reading the partials topic);
         `aggregate`, the new updates kept and the due windows' totals; `write`, the totals to
-        Kafka and their file."""
+        Kafka and their file. `state_rows` counts the latest partials kept; the state stores' memory
+        and data are the real-time query's (`on_realtime_progress`)."""
         now_ms = int(time.time() * 1000)
         done_ms = fresh["done_us"].to_numpy(np.int64) // 1000 if len(fresh) else np.array([], dtype=np.int64)
         start, end = (int(done_ms.min()), int(done_ms.max())) if len(done_ms) else (started_ms, now_ms)
@@ -213,7 +227,7 @@ class RealtimeAggregator:
             "pairs": sorted({(k, int(w)) for k, w in zip(newest["key"], newest["worker"])}),
             "records": 0, "malformed": 0, "split_tuples": int(tuples.sum()), "split_weight": int(loads.sum()),
             "max_ts_ms": int(fresh["event_ms"].max()) if len(fresh) else None,
-            "state_rows": len(self.latest), "state_memory_bytes": 0, "state_sst_bytes": 0,
+            "state_rows": len(self.latest), **self.query_state,
             "window_state_rows": len(self.latest),
             "dropped_by_watermark": 0, "late_updates": self.late_updates,
             "watermark": None, "phases_ms": phases_ms, "latency": latency_histograms(fresh) if len(fresh) else {},

@@ -99,3 +99,14 @@ def test_a_resumed_aggregator_rebuilds_its_partials_and_skips_the_batches_it_wro
     resumed(Updates([update(10, 1, "a", 3, 15)], end=True), 2)  # a repeat, then the end of input
     assert figures.batches[0]["loads"] == [0, 0]
     assert totals(tmp_path) == {**before, (60, "b"): (1, 2)}
+
+
+def test_each_batch_reports_the_real_time_querys_state_stores_at_its_latest_batch(tmp_path):
+    agg, figures = aggregator(tmp_path)
+    agg(Updates([update(0, 0, "a", 1, 1)]), 0)
+    agg.on_realtime_progress({"stateOperators": [
+        {"memoryUsedBytes": 100, "customMetrics": {"rocksdbSstFileSize": 7}},
+        {"memoryUsedBytes": 20, "customMetrics": {}}]})
+    agg(Updates([update(0, 0, "a", 2, 2)]), 1)
+    assert [(f["state_memory_bytes"], f["state_sst_bytes"]) for f in figures.batches] == [(0, 0), (120, 7)]
+    assert figures.batches[1]["state_rows"] == 1  # the latest partials kept
