@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import time
 
+from bench.observer.batches import state_store_figures
 from bench.observer.listener import ProgressListener
 from bench.run.lifecycle import POLL_S, StreamRun
 from bench.run.preflight import RunError
@@ -52,7 +53,7 @@ class RealtimeRun(StreamRun):
 
     def _realtime_progress(self, progress: dict) -> None:
         if self.topology is not None:
-            self.topology.aggregator.on_realtime_progress(progress)
+            self.topology.aggregator.query_state = state_store_figures(progress)
 
     def start_query(self, config, once: bool = False):
         # Every half observer tick: each tick sees the latest partials; a micro-batch of the

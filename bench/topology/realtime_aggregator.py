@@ -35,7 +35,6 @@ import numpy as np
 import pandas as pd
 
 from bench import latency
-from bench.observer.batches import state_store_figures
 from bench.topology.config import TopologyConfig
 from bench.topology.sink import AggregateSink, batch_file, read_batches, write_parquet_atomic
 
@@ -113,8 +112,9 @@ class RealtimeAggregator:
         self.tuples = 0
         self.late_updates = 0
         self.closed_all = False
-        self.query_state = state_store_figures({})
-        """The real-time query's state stores at the end of its latest batch (`on_realtime_progress`)."""
+        self.query_state = {"state_memory_bytes": 0, "state_sst_bytes": 0}
+        """The real-time query's state stores at the end of its latest batch, which every aggregator
+        batch reports until the next (`bench.run.realtime` sets it from the query's progress)."""
         self._rebuild()
 
     def _rebuild(self) -> None:
@@ -145,11 +145,6 @@ class RealtimeAggregator:
             self.frontier_ms = max(self.frontier_ms, int(row.last_ms))
         self.tuples += int(tuples.sum())
         return loads, tuples
-
-    def on_realtime_progress(self, progress: dict) -> None:
-        """The real-time query's progress at the end of one of its batches (the progress listener's
-        callback): its state stores' figures, which every aggregator batch reports until the next."""
-        self.query_state = state_store_figures(progress)
 
     def __call__(self, batch_df, batch_id: int) -> None:
         done = batch_file(self.folder, batch_id)
@@ -214,7 +209,7 @@ class RealtimeAggregator:
         phases (ms): `read`, the batch's updates to pandas (Spark reading the partials topic);
         `aggregate`, the new updates kept and the due windows' totals; `write`, the totals to
         Kafka and their file. `state_rows` counts the latest partials kept; the state stores' memory
-        and data are the real-time query's (`on_realtime_progress`)."""
+        and data are the real-time query's (`query_state`)."""
         now_ms = int(time.time() * 1000)
         done_ms = fresh["done_us"].to_numpy(np.int64) // 1000 if len(fresh) else np.array([], dtype=np.int64)
         start, end = (int(done_ms.min()), int(done_ms.max())) if len(done_ms) else (started_ms, now_ms)

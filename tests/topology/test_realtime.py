@@ -80,6 +80,9 @@ def test_a_killed_real_time_driver_resumes_with_exact_totals(stack, realtime_run
     aggregates = read_aggregates(stack.bootstrap_servers, f"{results.name}.aggregates")
     assert totals_by_key(aggregates) == dict(stats.weights)
     assert summary["exact"]["total_count"] == stats.weight
+    # The aggregator's batches after a real-time batch ended carry the real-time query's state stores.
+    journal = [json.loads(line) for line in (results / "observer" / "progress.jsonl").read_text().splitlines()]
+    assert any(batch["state_memory_bytes"] > 0 for batch in journal)
     # Routed as the simulator routes the same topic: the grouping instances restored from the last
     # committed real-time batch, and the batch run again routed its tuples as the killed one had.
     topic = json.loads((results / "run.json").read_text())["config"]["topics"]["input"]

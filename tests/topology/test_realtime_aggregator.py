@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.observer.batches import state_store_figures
 from bench.topology.config import TopologyConfig
 from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
 from bench.topology.sink import read_batches, write_parquet_atomic
@@ -104,7 +105,7 @@ def test_a_resumed_aggregator_rebuilds_its_partials_and_skips_the_batches_it_wro
 def test_each_batch_reports_the_real_time_querys_state_stores_at_its_latest_batch(tmp_path):
     agg, figures = aggregator(tmp_path)
     agg(Updates([update(0, 0, "a", 1, 1)]), 0)
-    agg.on_realtime_progress({"stateOperators": [
+    agg.query_state = state_store_figures({"stateOperators": [  # as bench.run.realtime sets it
         {"memoryUsedBytes": 100, "customMetrics": {"rocksdbSstFileSize": 7}},
         {"memoryUsedBytes": 20, "customMetrics": {}}]})
     agg(Updates([update(0, 0, "a", 2, 2)]), 1)
