@@ -53,6 +53,8 @@ state store memory that grows over data that does not is a cache filling, not st
 time that grows while the time per row does not is batches holding more rows, not costing more."""
 FLAT_GROWTH_PCT = 10.0
 """A series is flat when its last quarter's median is at most this much above its first quarter's, %."""
+PEAK_QUANTILE = 0.9
+"""A quarter's peak: this quantile of its ticks (one stray tick does not make a peak)."""
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -230,9 +232,16 @@ def steady_start(metrics: pd.DataFrame, warm_up_s: float) -> tuple[int | None, l
 def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
     """Per SOAK_COLUMNS column of a run's ticks (metrics.parquet: `time_ms` and the column), from the
     steady state's start (`steady_start`): the medians of the first and the last quarter, the growth
-    between them (%), whether it is at most FLAT_GROWTH_PCT (`flat`), the ticks and the steady
-    state's start in s after the first tick (`from_s`). A column with fewer than 8 such ticks, or
-    none of its values, is left out; so is every column of a run that never reached a steady state."""
+    between them (%), whether it is at most FLAT_GROWTH_PCT (`flat`), the growth of the quarters'
+    peaks (PEAK_QUANTILE, %: `peak_growth_pct`), the ticks and the steady state's start in s after
+    the first tick (`from_s`). A column with fewer than 8 such ticks, or none of its values, is left
+    out; so is every column of a run that never reached a steady state.
+
+    The peaks tell a saw-tooth from growth. A series that rises and falls in cycles of several
+    ticks (RocksDB's SST files between compactions, the heap in use between collections) has
+    quarters' medians that depend on where in its cycle each quarter falls (soak-rt-7's SST files:
+    5.2, 8.0, 10.8, 13.7 MB, over and over, and quarters' medians 8.0 and 9.4 MB), while its peaks
+    stay where they were (13.7 MB in every quarter); a leak raises the peaks too."""
     start, _waited = steady_start(metrics, warm_up_s)
     if start is None:
         return {}
@@ -249,8 +258,11 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
         first, last = float(np.median(values[:quarter])), float(np.median(values[-quarter:]))
         pct = None if first <= 0 else round(100.0 * (last / first - 1.0), 1)
         flat = last <= first if pct is None else pct <= FLAT_GROWTH_PCT  # from 0, only 0 is flat
+        first_peak, last_peak = (float(np.quantile(q, PEAK_QUANTILE)) for q in (values[:quarter], values[-quarter:]))
         out[column] = {"first_quarter": round(first, 2), "last_quarter": round(last, 2), "growth_pct": pct,
-                       "flat": flat, "ticks": len(values), "from_s": from_s}
+                       "flat": flat, "peak_growth_pct": None if first_peak <= 0 else
+                       round(100.0 * (last_peak / first_peak - 1.0), 1),
+                       "ticks": len(values), "from_s": from_s}
     return out
 
 
@@ -265,19 +277,33 @@ LABELS = {"driver_rss_mib": ("driver RSS", "MiB"), "spark_rss_mib": ("Spark RSS"
 
 GROWTH_EXPLAINED = (
     ("state_memory_bytes", "state_sst_bytes",
-     "the state store's memory over flat SST files: RocksDB's memtables and block caches, not state"),
+     "the state store's memory over SST files that did not grow: RocksDB's memtables and block caches, not state"),
     ("batch_duration_ms", "batch_us_per_row",
-     "the batch time over a flat time per row: batches that held more rows, each row no dearer"),
+     "the batch time over a time per row that did not grow: batches that held more rows, each row no dearer"),
 )
-"""(series, its reference, what `describe_growth` says when the series grew and its reference did not)."""
+"""(series, its reference, what `describe_growth` says when the series grew and its reference did not:
+neither its median nor its peaks, `steady`)."""
+
+
+def steady(g: dict) -> bool:
+    """A series of `growth` that did not grow: flat, or a saw-tooth whose peaks grew at most
+    FLAT_GROWTH_PCT."""
+    return g["flat"] or sawtooth(g)
+
+
+def sawtooth(g: dict) -> bool:
+    """A series of `growth` whose quarters' medians grew more than FLAT_GROWTH_PCT and whose peaks did not."""
+    peak = g.get("peak_growth_pct")
+    return not g["flat"] and peak is not None and peak <= FLAT_GROWTH_PCT
 
 
 def describe_growth(resources: dict[str, dict]) -> str | None:
     """One line of a run's `growth` figures (None without any): each series' first-quarter and
-    last-quarter medians and its growth, and which are not flat; a state store memory that grew over
-    SST files that did not is said to be memory that is not state (Spark's figure for RocksDB is its
-    memtables, block cache and table readers), and a batch time that grew while the time per row did
-    not, batches that held more rows."""
+    last-quarter medians and its growth, and which are not flat; which of those went up and down with
+    peaks that did not grow (`sawtooth`); a state store memory that grew over SST files that did not
+    (`steady`) is said to be memory that is not state (Spark's figure for RocksDB is its memtables,
+    block cache and table readers), and a batch time that grew while the time per row did not,
+    batches that held more rows."""
     if not resources:
         return None
     parts, grown = [], []
@@ -290,8 +316,11 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
     ticks = max(g["ticks"] for g in resources.values())
     from_s = max(g.get("from_s", 0.0) for g in resources.values())
     verdict = f"grew more than {FLAT_GROWTH_PCT:g} %: {', '.join(grown)}" if grown else "all flat"
-    for grew, stayed, why in GROWTH_EXPLAINED:
-        if grew in resources and stayed in resources and not resources[grew]["flat"] and resources[stayed]["flat"]:
-            verdict += f" ({why})"
+    sawteeth = [LABELS[column][0] for column, g in resources.items() if sawtooth(g)]
+    whys = [f"{', '.join(sawteeth)}: up and down, their peaks did not grow"] if sawteeth else []
+    whys += [why for grew, stayed, why in GROWTH_EXPLAINED if grew in resources and stayed in resources
+             and not steady(resources[grew]) and steady(resources[stayed])]
+    if whys:
+        verdict += f" ({'; '.join(whys)})"
     return (f"resources in the steady state (from {from_s:,.0f} s), first to last quarter of {ticks} ticks: "
             f"{'; '.join(parts)}; {verdict}")

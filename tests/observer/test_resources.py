@@ -94,7 +94,7 @@ def test_growth_compares_the_first_and_the_last_quarter_of_the_steady_state():
     assert g["spark_rss_mib"]["ticks"] == 8 and g["spark_rss_mib"]["flat"] and g["spark_rss_mib"]["from_s"] == 30.0
     assert g["spark_rss_mib"]["first_quarter"] == 100.5 and g["spark_rss_mib"]["last_quarter"] == 100.5
     assert g["driver_rss_mib"] == {"first_quarter": 135.0, "last_quarter": 195.0, "growth_pct": 44.4, "flat": False,
-                                   "ticks": 8, "from_s": 30.0}
+                                   "peak_growth_pct": 43.2, "ticks": 8, "from_s": 30.0}
     assert g["checkpoint_mib"]["growth_pct"] == 0.0
     line = describe_growth(g)
     assert line.startswith("resources in the steady state (from 30 s), first to last quarter of 8 ticks")
@@ -167,3 +167,20 @@ def test_a_jvm_object_pinned_by_a_python_cycle_is_freed_before_a_sample(spark):
         assert freed_within(30.0)
     finally:
         gc.enable()
+
+
+def test_a_saw_tooth_whose_peaks_stay_is_told_from_growth():
+    # soak-rt-7's SST files between compactions: four levels of 3 ticks each, over and over. The
+    # quarters' medians depend on where each quarter falls in the cycle; the peaks do not.
+    cycle = [5.2] * 3 + [8.0] * 3 + [10.8] * 3 + [13.7] * 3
+    sst = cycle * 4 + [13.7] * 3 + [5.2] * 3 + [8.0] * 3 + [10.8] * 3  # 60 ticks, last quarter off-phase
+    g = growth(ticks({"state_sst_bytes": sst, "state_memory_bytes": [60.0 + i for i in range(60)]}), 0)
+    assert not g["state_sst_bytes"]["flat"] and g["state_sst_bytes"]["peak_growth_pct"] == 0.0
+    line = describe_growth(g)
+    assert "(state store SST files: up and down, their peaks did not grow; " in line
+    assert "not state" in line  # the memory grew over SST files that did not
+    # a leak raises the peaks too: no saw-tooth, and no memory explained by it
+    leak = growth(ticks({"state_sst_bytes": [v + i for i, v in enumerate(sst)],
+                         "state_memory_bytes": [60.0 + i for i in range(60)]}), 0)
+    assert leak["state_sst_bytes"]["peak_growth_pct"] > 10
+    assert "peaks did not grow" not in describe_growth(leak) and "not state" not in describe_growth(leak)
