@@ -318,6 +318,8 @@ def _start_the_killed_drivers_early(request) -> None:
         request.getfixturevalue("live_rescale_child")
     if "stack" in request.fixturenames and _uses(request.session.items, "nemesis_child"):
         request.getfixturevalue("nemesis_child")
+    if "stack" in request.fixturenames and _uses(request.session.items, "cold_runs"):
+        request.getfixturevalue("cold_child")
 
 
 def _uses(items, fixture: str) -> bool:
@@ -326,8 +328,12 @@ def _uses(items, fixture: str) -> bool:
 
 @pytest.hookimpl(trylast=True)
 def pytest_collection_modifyitems(config, items) -> None:
-    """The short nemesis's tests go last: it runs beside the others, and its tests wait for its end."""
-    items.sort(key=lambda item: "nemesis_child" in getattr(item, "fixturenames", ()))
+    """The tests of the cold runs, then the short nemesis's, go last: those run beside the others,
+    at the end of the session's background work, and their tests wait for them."""
+    def waits(item) -> int:
+        names = getattr(item, "fixturenames", ())
+        return 2 if "nemesis_child" in names else 1 if "cold_runs" in names else 0
+    items.sort(key=waits)
 
 
 REALTIME_TIMEOUT_S = 1500.0
@@ -408,6 +414,51 @@ def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
     nemesis.start(after=after)
     yield nemesis
     nemesis.close()
+
+
+COLD_RUNS_TIMEOUT_S = 2400.0
+"""How long the cold runs may take, their wait for the rest of the session's background work included."""
+
+COLD_PLUGIN_PARAM = "first_worker=1"
+"""The toy plugin's parameter in its cold run (tests/plugins/test_plugin_spark.py passes the same
+to the simulator)."""
+
+
+@pytest.fixture(scope="session")
+def cold_child(request, stack, input_topic, tmp_path_factory) -> Iterator[ChildRuns]:
+    """The child process of the session's cold `bench run`s (tests/cold_runs.py), started once the
+    session's other background work has ended (whichever of it the session selected): the killed
+    drivers, the real-time runs, the paced rescale runs and the short nemesis; killed at the end of
+    the session if it is still running."""
+    from tests.plugins.conftest import TOY_SITE
+
+    session = request.session.items
+    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
+    waits = [request.getfixturevalue(name) for name, uses in (("realtime_child", "realtime_runs"),
+                                                                ("live_rescale_child", "live_rescale_runs"),
+                                                                ("nemesis_child", "nemesis_child"))
+             if _uses(session, uses)]
+
+    def after() -> None:
+        if killed is not None:
+            killed.wait_all()
+        for child in waits:
+            child.join(NEMESIS_TIMEOUT_S)
+    spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
+            "influx_database": stack.influx_database, "topic": input_topic.name, "e2e": E2E_FAST,
+            "dataset": E2E_DATASET, "partitions": E2E_PARTITIONS, "plugin_site": str(TOY_SITE),
+            "plugin_param": COLD_PLUGIN_PARAM}
+    child = ChildRuns("tests.cold_runs", "cold runs", spec, tmp_path_factory.mktemp("cold"))
+    child.start(after=after)
+    yield child
+    child.close()
+
+
+@pytest.fixture(scope="session")
+def cold_runs(cold_child) -> dict[str, dict]:
+    """name -> summary.json of the session's cold `bench run`s (tests/cold_runs.py: `plugin`,
+    `local-cluster`), once both have ended."""
+    return cold_child.summaries(COLD_RUNS_TIMEOUT_S)
 
 
 @pytest.fixture(scope="session")

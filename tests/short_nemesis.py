@@ -102,6 +102,11 @@ class ShortNemesis:
         self._thread.join(120)
         Stack(self.stack_config).down(log=lambda _msg: None)
 
+    def join(self, timeout_s: float) -> None:
+        """Until the nemesis has ended (or was never started), at most `timeout_s`; raises nothing."""
+        if self._thread is not None:
+            self._thread.join(timeout_s)
+
     def wait(self, timeout_s: float) -> NemesisOutcome:
         """The outcome once the thread has ended; AssertionError if it did not within `timeout_s` or failed."""
         self._thread.join(timeout_s)

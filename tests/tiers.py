@@ -18,6 +18,7 @@ tier by itself, as long as it reaches them through their fixture:
 | `realtime_child`   | `spark`, `slow` | the session's real-time runs, a child process with its own Spark (tests/realtime_runs.py) |
 | `live_rescale_child` | `spark`, `slow` | the session's paced rescale runs, a child process with its own Spark (tests/live_rescale_runs.py) |
 | `nemesis_child`    | `integration`, `slow` | the session's short nemesis, on a stack of its own (tests/short_nemesis.py) |
+| `cold_child`       | `spark`, `slow` | the session's `bench run`s with a cold Spark, a child process (tests/cold_runs.py) |
 
 A test that reaches a service some other way, or is slow for its own reasons, is caught by its time:
 a test with none of these markers that takes longer than `--fast-tier-limit` seconds (setup + call,
@@ -46,6 +47,7 @@ FIXTURE_MARKERS: dict[str, tuple[str, ...]] = {
     "realtime_child": ("spark", "slow"),
     "live_rescale_child": ("spark", "slow"),
     "nemesis_child": ("integration", "slow"),
+    "cold_child": ("spark", "slow"),
 }
 """fixture name -> the markers of every test that uses it (directly or through another fixture)."""
 

@@ -55,6 +55,16 @@ FLAT_GROWTH_PCT = 10.0
 """A series is flat when its last quarter's median is at most this much above its first quarter's, %."""
 PEAK_QUANTILE = 0.9
 """A quarter's peak: this quantile of its ticks (one stray tick does not make a peak)."""
+LOWEST_IS_THE_MEASURE = {
+    "spark_heap_live_mib": "a full collection's leftover also holds what Spark's cleaner had yet to free "
+                           "since the one before, so the lowest is the live set",
+}
+"""Series every tick of which bounds what it measures from above, so that a quarter's lowest tick is
+its best figure (`growth`: `lowest_growth_pct`), and why. The live heap: Spark's `ContextCleaner` frees
+a batch's broadcasts, shuffle statuses and accumulators only after a collection has found their
+owners unreachable, so each full collection also leaves the cleaner's backlog since the previous
+one (soak-mb-10, one every 5 minutes: 252-480 MiB after single ones, 225 and 144 MiB after two 20 s
+apart, 2026-12-02); a leak raises the lowest too."""
 
 
 def _malloc_trim() -> Callable[[int], int] | None:
@@ -241,7 +251,8 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
     ticks (RocksDB's SST files between compactions, the heap in use between collections) has
     quarters' medians that depend on where in its cycle each quarter falls (soak-rt-7's SST files:
     5.2, 8.0, 10.8, 13.7 MB, over and over, and quarters' medians 8.0 and 9.4 MB), while its peaks
-    stay where they were (13.7 MB in every quarter); a leak raises the peaks too."""
+    stay where they were (13.7 MB in every quarter); a leak raises the peaks too. A series of
+    LOWEST_IS_THE_MEASURE also has the growth of its quarters' lowest ticks (`lowest_growth_pct`)."""
     start, _waited = steady_start(metrics, warm_up_s)
     if start is None:
         return {}
@@ -263,6 +274,9 @@ def growth(metrics: pd.DataFrame, warm_up_s: float) -> dict[str, dict]:
                        "flat": flat, "peak_growth_pct": None if first_peak <= 0 else
                        round(100.0 * (last_peak / first_peak - 1.0), 1),
                        "ticks": len(values), "from_s": from_s}
+        if column in LOWEST_IS_THE_MEASURE:
+            first_low, last_low = float(values[:quarter].min()), float(values[-quarter:].min())
+            out[column]["lowest_growth_pct"] = None if first_low <= 0 else round(100.0 * (last_low / first_low - 1.0), 1)
     return out
 
 
@@ -286,9 +300,16 @@ neither its median nor its peaks, `steady`)."""
 
 
 def steady(g: dict) -> bool:
-    """A series of `growth` that did not grow: flat, or a saw-tooth whose peaks grew at most
-    FLAT_GROWTH_PCT."""
-    return g["flat"] or sawtooth(g)
+    """A series of `growth` that did not grow: flat, a saw-tooth whose peaks grew at most
+    FLAT_GROWTH_PCT, or a series of LOWEST_IS_THE_MEASURE whose lowest did not grow (`lowest_flat`)."""
+    return g["flat"] or sawtooth(g) or lowest_flat(g)
+
+
+def lowest_flat(g: dict) -> bool:
+    """A series of `growth` whose quarters' medians grew more than FLAT_GROWTH_PCT and whose lowest
+    ticks, its measure (LOWEST_IS_THE_MEASURE), did not."""
+    lowest = g.get("lowest_growth_pct")
+    return not g["flat"] and lowest is not None and lowest <= FLAT_GROWTH_PCT
 
 
 def sawtooth(g: dict) -> bool:
@@ -300,8 +321,8 @@ def sawtooth(g: dict) -> bool:
 def describe_growth(resources: dict[str, dict]) -> str | None:
     """One line of a run's `growth` figures (None without any): each series' first-quarter and
     last-quarter medians and its growth, and which are not flat; which of those went up and down with
-    peaks that did not grow (`sawtooth`); a state store memory that grew over SST files that did not
-    (`steady`) is said to be memory that is not state (Spark's figure for RocksDB is its memtables,
+    peaks that did not grow (`sawtooth`), or whose lowest ticks, their measure, did not
+    (`lowest_flat`); a state store memory that grew over SST files that did not (`steady`) is said to be memory that is not state (Spark's figure for RocksDB is its memtables,
     block cache and table readers), and a batch time that grew while the time per row did not,
     batches that held more rows."""
     if not resources:
@@ -318,6 +339,8 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
     verdict = f"grew more than {FLAT_GROWTH_PCT:g} %: {', '.join(grown)}" if grown else "all flat"
     sawteeth = [LABELS[column][0] for column, g in resources.items() if sawtooth(g)]
     whys = [f"{', '.join(sawteeth)}: up and down, their peaks did not grow"] if sawteeth else []
+    whys += [f"{LABELS[column][0]}: its lowest did not grow ({LOWEST_IS_THE_MEASURE[column]})"
+             for column, g in resources.items() if not sawtooth(g) and lowest_flat(g)]
     whys += [why for grew, stayed, why in GROWTH_EXPLAINED if grew in resources and stayed in resources
              and not steady(resources[grew]) and steady(resources[stayed])]
     if whys:

@@ -184,3 +184,18 @@ def test_a_saw_tooth_whose_peaks_stay_is_told_from_growth():
                          "state_memory_bytes": [60.0 + i for i in range(60)]}), 0)
     assert leak["state_sst_bytes"]["peak_growth_pct"] > 10
     assert "peaks did not grow" not in describe_growth(leak) and "not state" not in describe_growth(leak)
+
+
+def test_a_live_heap_whose_lowest_stays_is_told_from_growth():
+    # soak-mb-10's live heap: each full collection (every 5 minutes) left the cleaner's backlog too,
+    # 252-480 MiB; two collections 20 s apart left 225 and 144 MiB. Ticks hold the latest leftover.
+    live = [330.0] * 14 + [480.0, 225.0] * 1 + [225.0] * 13 + [252.0] * 15 + [380.0] * 28 + [144.0] * 14 + [410.0] * 14
+    g = growth(ticks({"spark_heap_live_mib": live}), 0)["spark_heap_live_mib"]
+    assert not g["flat"] and g["peak_growth_pct"] > 10 and g["lowest_growth_pct"] < 0
+    line = describe_growth({"spark_heap_live_mib": g})
+    assert "(Spark heap live: its lowest did not grow (a full collection's leftover also holds" in line
+    # a leak raises the lowest too; other series have no lowest figure
+    leak = growth(ticks({"spark_heap_live_mib": [100.0 + 5 * i for i in range(100)],
+                         "spark_rss_mib": [100.0 + 5 * i for i in range(100)]}), 0)
+    assert leak["spark_heap_live_mib"]["lowest_growth_pct"] > 10 and "lowest_growth_pct" not in leak["spark_rss_mib"]
+    assert "lowest did not grow" not in describe_growth(leak)

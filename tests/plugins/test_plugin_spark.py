@@ -3,45 +3,24 @@ registered only by the dist-info folder under tests/plugins/toy_site and found t
 the driver and by Spark's Python workers, routes every record of the e2e input topic, and its
 per-worker loads equal the simulator's over the same topic.
 
-The run is a subprocess: the test session's Spark JVM (fixture `spark`) may have started before
-PYTHONPATH named the plugin, and its workers inherit the environment the JVM started with."""
+The run is a `python -m bench run` with PYTHONPATH naming the plugin, in the session's cold runs
+(tests/cold_runs.py, fixture `cold_runs`): the test session's Spark JVM (fixture `spark`) may have
+started before PYTHONPATH named the plugin, and its workers inherit the environment the JVM started
+with."""
 
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from bench.__main__ import main as bench_main
+from tests.conftest import COLD_PLUGIN_PARAM as PARAM
 from tests.conftest import E2E_DATASET, E2E_FAST, E2E_MALFORMED
 from tests.plugins.conftest import TOY_NAME
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
-
-PARAM = "first_worker=1"
-"""A parameter of the plugin, passed the same way to both runs."""
-
-
-def run_on_spark(stack, topic: str, results, run_id: str) -> dict:
-    """`python -m bench run` of the toy grouping, by its entry-point name, over `topic`; its summary."""
-    fast = E2E_FAST
-    cmd = [sys.executable, "-m", "bench", "run", "--grouping", "round_robin_key", "--param", PARAM,
-           "--dataset", E2E_DATASET, "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local[2]",
-           "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
-           "--influx-database", stack.influx_database, "--results-dir", str(results), "--no-progress",
-           "--workers", str(fast["workers"]), "--splitters", str(fast["splitters"]),
-           "--aggregators", str(fast["aggregators"]), "--cost-ms", "0",
-           "--worker-window-s", str(fast["worker_window_s"]), "--aggregator-window-s", str(fast["aggregator_window_s"]),
-           "--watermark-delay-s", str(fast["watermark_delay_s"]), "--observer-tick-s", str(fast["observer_tick_s"]),
-           "--trigger-s", str(fast["trigger_s"]), "--timeout-s", str(fast["timeout_s"])]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=900, env=os.environ.copy())
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    return json.loads((results / run_id / "summary.json").read_text())
 
 
 def simulate_topic(stack, topic: str, results, monkeypatch) -> dict:
@@ -54,9 +33,9 @@ def simulate_topic(stack, topic: str, results, monkeypatch) -> dict:
     return json.loads((results / "sim-toy" / "summary.json").read_text())
 
 
-def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_topic, toy_plugin, tmp_path,
-                                                                  monkeypatch):
-    stream = run_on_spark(stack, input_topic.name, tmp_path / "run", f"plugin-{int(time.time())}")
+def test_a_plugin_grouping_runs_on_spark_with_the_simulators_loads(stack, input_topic, cold_runs, toy_plugin,
+                                                                  tmp_path, monkeypatch):
+    stream = cold_runs["plugin"]
     assert stream["status"] == "completed", stream.get("error")
     assert stream["grouping"] == TOY_NAME
     assert stream["data_plane"] == "python"  # no Java implementation: the Python grouping stage routed it

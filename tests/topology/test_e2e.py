@@ -22,7 +22,6 @@ from bench.topology.jvm_stage import JVM_GROUPINGS
 from bench.topology.sink import read_aggregates
 from groupings import GROUPINGS
 from tests.conftest import E2E_MALFORMED as MALFORMED
-from tests.conftest import E2E_PARTITIONS as PARTITIONS
 from tests.conftest import e2e_options
 
 pytestmark = [pytest.mark.integration, pytest.mark.spark]
@@ -110,21 +109,11 @@ def test_restart_resumes_with_exact_totals(stack, spark, tmp_path, input_topic):
     assert third["exact"]["total_count"] == total and third["exact"]["worker_loads"] == second["exact"]["worker_loads"]
 
 
-def test_local_cluster_gives_identical_totals_and_loads(stack, stream_runs, tmp_path, input_topic, bench_subprocess):
-    topic, total = input_topic.name, input_topic.total
-    local = stream_runs["DYNAMIC_KEY"]
-    run_id = f"e2e-lc-{int(time.time())}"
-    proc = bench_subprocess.run(
-        "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
-        "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local-cluster[2,1,1024]",
-        "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
-        "--influx-database", stack.influx_database, "--results-dir", tmp_path, "--no-progress",
-        "--workers", "4", "--splitters", PARTITIONS, "--aggregators", "2", "--cost-ms", "0",
-        "--worker-window-s", "5", "--aggregator-window-s", "10", "--watermark-delay-s", "2",
-        "--observer-tick-s", "2", "--trigger-s", "0.5", "--timeout-s", "600", timeout=900)
-    assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
-    cluster = json.loads((tmp_path / run_id / "summary.json").read_text())
-    assert cluster["exact"]["total_count"] == local["exact"]["total_count"] == total
+def test_local_cluster_gives_identical_totals_and_loads(stream_runs, input_topic, cold_runs):
+    """A `bench run` on `local-cluster[2,1,1024]` (the session's cold runs, tests/cold_runs.py)."""
+    local, cluster = stream_runs["DYNAMIC_KEY"], cold_runs["local-cluster"]
+    assert cluster["status"] == "completed", cluster["error"]
+    assert cluster["exact"]["total_count"] == local["exact"]["total_count"] == input_topic.total
     assert cluster["exact"]["worker_loads"] == local["exact"]["worker_loads"]
     assert cluster["exact"]["worker_tuples"] == local["exact"]["worker_tuples"]
 
