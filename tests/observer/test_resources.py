@@ -101,12 +101,12 @@ def test_growth_compares_the_first_and_the_last_quarter_of_the_steady_state():
     assert f"grew more than {FLAT_GROWTH_PCT:g} %: driver RSS" in line and "Spark RSS 100.5 -> 100.5 MiB (+0.0 %)" in line
 
 
-def test_the_steady_state_waits_for_the_warm_up_the_first_full_collection_and_the_first_deletion():
+def test_the_steady_state_waits_for_the_warm_up_the_second_full_collection_and_the_first_deletion():
     base = {"checkpoint_mib": [1.0, 2.0, 1.5, 2.0, 2.5, 2.0, 2.5, 2.0], "spark_full_gcs": [4, 4, 4, 4, 5, 5, 6, 6]}
-    assert steady_start(ticks(base), warm_up_s=0) == (40_000, ["0 s", "the Spark JVM's first full collection",
+    assert steady_start(ticks(base), warm_up_s=0) == (60_000, ["0 s", "the Spark JVM's second full collection",
                                                                 "the checkpoint's first deletion"])
-    assert steady_start(ticks(base), warm_up_s=55)[0] == 55_000
-    assert steady_start(ticks({**base, "spark_full_gcs": [4] * 8}), warm_up_s=0)[0] is None  # no full collection
+    assert steady_start(ticks(base), warm_up_s=65)[0] == 65_000
+    assert steady_start(ticks({**base, "spark_full_gcs": [4] * 6 + [5] * 2}), warm_up_s=0)[0] is None  # one only
     assert growth(ticks({**base, "checkpoint_mib": [float(i) for i in range(8)]}), warm_up_s=0) == {}  # no deletion
     assert steady_start(ticks({"spark_rss_mib": [1.0] * 8}), warm_up_s=20)[0] == 20_000  # nothing else to wait for
 
