@@ -21,7 +21,7 @@ import socket
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -338,6 +338,49 @@ def pytest_collection_modifyitems(config, items) -> None:
 
 REALTIME_TIMEOUT_S = 1500.0
 """How long the session's real-time runs may take together (beside the other tests on two cores)."""
+LIVE_RESCALE_TIMEOUT_S = 1500.0
+"""How long the session's paced rescale runs may take, their wait for the runs before them included."""
+NEMESIS_TIMEOUT_S = 1800.0
+"""How long the short nemesis may take, its wait for the killed drivers, the real-time runs and the
+paced rescale runs included."""
+COLD_RUNS_TIMEOUT_S = 2400.0
+"""How long the cold runs may take, their wait for the rest of the session's background work included."""
+COLD_PLUGIN_PARAM = "first_worker=1"
+"""The toy plugin's parameter in its cold run (tests/plugins/test_plugin_spark.py passes the same
+to the simulator)."""
+
+BACKGROUND = (("realtime_child", "realtime_runs", REALTIME_TIMEOUT_S),
+              ("live_rescale_child", "live_rescale_runs", LIVE_RESCALE_TIMEOUT_S),
+              ("nemesis_child", "nemesis_child", NEMESIS_TIMEOUT_S))
+"""The session's background work after its killed drivers, in the order it runs: (the fixture of a
+child, the fixture whose tests select it, how long it may take)."""
+
+
+def after_the_background(request, before: str | None = None) -> Callable[[], None]:
+    """What a background child waits for before it starts: the session's killed drivers all killed
+    (if it selected any), then the end of each child of BACKGROUND that comes before `before` (all of
+    them when None) and that the session selected. Running one at a time keeps the cores to the
+    foreground tests and to one child (six Spark JVMs at once on two cores made a Python worker miss
+    its connection timeout)."""
+    session = request.session.items
+    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
+    upto = [child for child, _, _ in BACKGROUND].index(before) if before else len(BACKGROUND)
+    earlier = [(request.getfixturevalue(child), timeout_s) for child, selects, timeout_s in BACKGROUND[:upto]
+               if _uses(session, selects)]
+
+    def after() -> None:
+        if killed is not None:
+            killed.wait_all()
+        for child, timeout_s in earlier:
+            child.join(timeout_s)
+    return after
+
+
+def stack_spec(stack, **more) -> dict:
+    """The spec of a child of the session's runs (tests/child_runs.py): the stack's addresses, the
+    e2e options and `more`."""
+    return {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
+            "influx_database": stack.influx_database, "e2e": E2E_FAST, **more}
 
 
 @pytest.fixture(scope="session")
@@ -345,17 +388,11 @@ def realtime_child(request, stack, input_topic, tmp_path_factory) -> Iterator[Ch
     """The child process of the session's real-time runs (tests/realtime_runs.py), started once the
     session's killed drivers (if it selected any) have all been killed; killed at the end of the
     session if it is still running."""
-    spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
-            "influx_database": stack.influx_database, "topic": input_topic.name, "e2e": E2E_FAST}
-    child = ChildRuns("tests.realtime_runs", "real-time runs", spec, tmp_path_factory.mktemp("realtime"))
-    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(request.session.items) else None
-    child.start(after=killed.wait_all if killed is not None else (lambda: None))
+    child = ChildRuns("tests.realtime_runs", "real-time runs", stack_spec(stack, topic=input_topic.name),
+                      tmp_path_factory.mktemp("realtime"))
+    child.start(after=after_the_background(request, "realtime_child"))
     yield child
     child.close()
-
-
-LIVE_RESCALE_TIMEOUT_S = 1500.0
-"""How long the session's paced rescale runs may take, their wait for the runs before them included."""
 
 
 @pytest.fixture(scope="session")
@@ -363,19 +400,9 @@ def live_rescale_child(request, stack, tmp_path_factory) -> Iterator[ChildRuns]:
     """The child process of the session's paced rescale runs (tests/live_rescale_runs.py), started
     once the session's killed drivers have all been killed and its real-time runs have ended
     (whichever of them it selected); killed at the end of the session if it is still running."""
-    session = request.session.items
-    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
-    realtime = request.getfixturevalue("realtime_child") if _uses(session, "realtime_runs") else None
-
-    def after() -> None:
-        if killed is not None:
-            killed.wait_all()
-        if realtime is not None:
-            realtime.join(REALTIME_TIMEOUT_S)
-    spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
-            "influx_database": stack.influx_database, "e2e": E2E_FAST}
-    child = ChildRuns("tests.live_rescale_runs", "paced rescale runs", spec, tmp_path_factory.mktemp("live-rescale"))
-    child.start(after=after)
+    child = ChildRuns("tests.live_rescale_runs", "paced rescale runs", stack_spec(stack),
+                      tmp_path_factory.mktemp("live-rescale"))
+    child.start(after=after_the_background(request, "live_rescale_child"))
     yield child
     child.close()
 
@@ -387,41 +414,16 @@ def live_rescale_runs(live_rescale_child) -> dict[str, dict]:
     return live_rescale_child.summaries(LIVE_RESCALE_TIMEOUT_S)
 
 
-NEMESIS_TIMEOUT_S = 1800.0
-"""How long the short nemesis may take, its wait for the killed drivers, the real-time runs and the
-paced rescale runs included."""
-
-
 @pytest.fixture(scope="session")
 def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
     """The session's short nemesis (tests/short_nemesis.py) on a stack of its own, started once the
     session's killed drivers have all been killed and its real-time and paced rescale runs have
     ended (whichever of them it selected)."""
     folder = tmp_path_factory.mktemp("nemesis")
-    session = request.session.items
-    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
-    realtime = request.getfixturevalue("realtime_child") if _uses(session, "realtime_runs") else None
-    rescales = request.getfixturevalue("live_rescale_child") if _uses(session, "live_rescale_runs") else None
-
-    def after() -> None:
-        if killed is not None:
-            killed.wait_all()
-        if realtime is not None:
-            realtime.join(REALTIME_TIMEOUT_S)
-        if rescales is not None:
-            rescales.join(LIVE_RESCALE_TIMEOUT_S)
     nemesis = ShortNemesis(folder, temporary_stack_config(folder / "stack"))
-    nemesis.start(after=after)
+    nemesis.start(after=after_the_background(request, "nemesis_child"))
     yield nemesis
     nemesis.close()
-
-
-COLD_RUNS_TIMEOUT_S = 2400.0
-"""How long the cold runs may take, their wait for the rest of the session's background work included."""
-
-COLD_PLUGIN_PARAM = "first_worker=1"
-"""The toy plugin's parameter in its cold run (tests/plugins/test_plugin_spark.py passes the same
-to the simulator)."""
 
 
 @pytest.fixture(scope="session")
@@ -432,24 +434,10 @@ def cold_child(request, stack, input_topic, tmp_path_factory) -> Iterator[ChildR
     the session if it is still running."""
     from tests.plugins.conftest import TOY_SITE
 
-    session = request.session.items
-    killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
-    waits = [request.getfixturevalue(name) for name, uses in (("realtime_child", "realtime_runs"),
-                                                                ("live_rescale_child", "live_rescale_runs"),
-                                                                ("nemesis_child", "nemesis_child"))
-             if _uses(session, uses)]
-
-    def after() -> None:
-        if killed is not None:
-            killed.wait_all()
-        for child in waits:
-            child.join(NEMESIS_TIMEOUT_S)
-    spec = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
-            "influx_database": stack.influx_database, "topic": input_topic.name, "e2e": E2E_FAST,
-            "dataset": E2E_DATASET, "partitions": E2E_PARTITIONS, "plugin_site": str(TOY_SITE),
-            "plugin_param": COLD_PLUGIN_PARAM}
+    spec = stack_spec(stack, topic=input_topic.name, dataset=E2E_DATASET, partitions=E2E_PARTITIONS,
+                      plugin_site=str(TOY_SITE), plugin_param=COLD_PLUGIN_PARAM)
     child = ChildRuns("tests.cold_runs", "cold runs", spec, tmp_path_factory.mktemp("cold"))
-    child.start(after=after)
+    child.start(after=after_the_background(request))
     yield child
     child.close()
 

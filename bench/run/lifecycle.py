@@ -233,9 +233,10 @@ class StreamRun:
             self.replaying = BackgroundReplay(replay, *args, **kwargs)
 
     def wait_ready(self) -> None:
-        """Before a live replay: until the query has run its first (empty) micro-batch. Its start-up
-        (state stores, Python workers: 6-35 s on two busy cores) is not a latency of the records."""
-        wait_first_batch(self.topology, self.listener, self.options.timeout_s)
+        """Before a live replay: until the query has run its first (empty) micro-batch, or a resumed
+        query waits for data (`wait_first_batch`). Its start-up (state stores, Python workers: 6-35 s
+        on two busy cores) is not a latency of the records."""
+        wait_first_batch(self.topology, self.listener, self.options.timeout_s, resumed=self.resumed)
 
     def input_ends(self) -> dict[int, int] | None:
         """The input topic's end offsets per partition, or None while records are still being

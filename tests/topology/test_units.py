@@ -223,3 +223,20 @@ def test_a_missed_batch_older_than_the_checkpoints_commits_is_found_by_its_sink_
     config = SimpleNamespace(checkpoint_dir=tmp_path, results_dir=tmp_path, realtime=False)
     assert missed_batches(config, seen, offline={243}) == [242]
     assert missed_batches(SimpleNamespace(checkpoint_dir=tmp_path, results_dir=tmp_path, realtime=True), seen) == []
+
+
+def test_a_resumed_query_waiting_for_data_is_ready_and_a_fresh_one_waits_for_its_first_batch():
+    # make nemesis seed 2 (2026-12-02): the resumed query had committed its first, empty batch and
+    # its topic was empty; Spark runs its next batch only for new input, which the replay, waiting
+    # for that batch, never sent.
+    from types import SimpleNamespace
+
+    from bench.run.preflight import RunError
+    from bench.run.progress import WAITING_FOR_DATA, wait_first_batch
+
+    idle = SimpleNamespace(main=SimpleNamespace(status={"message": WAITING_FOR_DATA}), exception=lambda: None)
+    no_batch = SimpleNamespace(latest=None)
+    wait_first_batch(idle, no_batch, timeout_s=5, resumed=True)  # returns at once
+    with pytest.raises(RunError, match="ran no micro-batch within"):
+        wait_first_batch(idle, no_batch, timeout_s=0.3)  # a fresh query runs its first batch anyway
+    wait_first_batch(idle, SimpleNamespace(latest={"batchId": 0}), timeout_s=0.3)
