@@ -209,10 +209,10 @@ FULL_COLLECTIONS_BEFORE_STEADY = 2
 itself the parallel collector makes its first when the old generation is full, and the JVM's
 resident memory stops growing there (soak-mb-9: 2,102 -> 4,818 MiB up to its first at 347 s, then
 4,818-4,830 MiB). Spark's cleaner asks for one every 5 minutes
-(`bench.topology.session.CLEANER_PERIODIC_GC`), which can
-come before the old generation has ever been full: soak-mb-10's first came at 266 s with the RSS at
-3,864 MiB, its second at 552 s at 4,863, and 4,863-4,905 MiB followed to the end (2026-12-02). By
-the second, the old generation has refilled once from a collection's bottom."""
+(`bench.topology.session.CLEANER_PERIODIC_GC`), which can come before the old generation has ever
+been full: soak-mb-10's first came at 266 s with the RSS at 3,864 MiB, its second at 552 s at
+4,863, and 4,863-4,905 MiB followed to the end (2026-12-02). By the second, the old generation has
+refilled once from a collection's bottom."""
 ORDINALS = {1: "first", 2: "second", 3: "third"}
 
 
@@ -335,9 +335,10 @@ def describe_growth(resources: dict[str, dict]) -> str | None:
     """One line of a run's `growth` figures (None without any): each series' first-quarter and
     last-quarter medians and its growth, and which are not flat; which of those went up and down with
     peaks that did not grow (`sawtooth`), or whose lowest ticks, their measure, did not
-    (`lowest_flat`); a state store memory that grew over SST files that did not (`steady`) is said to be memory that is not state (Spark's figure for RocksDB is its memtables,
-    block cache and table readers), and a batch time that grew while the time per row did not,
-    batches that held more rows."""
+    (`lowest_flat`); a state store memory that grew over SST files that did not (`steady`) is said
+    to be memory that is not state (Spark's figure for RocksDB is its memtables, block cache and
+    table readers), and a batch time that grew while the time per row did not, batches that held
+    more rows."""
     if not resources:
         return None
     parts, grown = [], []
