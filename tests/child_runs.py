@@ -18,6 +18,23 @@ from collections.abc import Callable
 from pathlib import Path
 
 
+def bench_run_argv(addresses: dict, e2e: dict, results_dir: Path | str, *, grouping: str, dataset: str, topic: str,
+                   run_id: str, master: str = "local[2]", extra: tuple[str, ...] = ()) -> list[str]:
+    """The command line of a `python -m bench run` of `grouping` over `topic` as it is (no replay),
+    with the e2e options (`e2e`: tests/conftest.py `E2E_FAST`) on `master`, its results under
+    `results_dir`, then `extra`. `addresses`: `bootstrap`, `influx_url`, `influx_database` (the keys
+    of tests/conftest.py `stack_spec`)."""
+    return [sys.executable, "-m", "bench", "run", "--grouping", grouping, "--dataset", dataset,
+            "--topic", topic, "--no-replay", "--run-id", run_id, "--master", master,
+            "--bootstrap-servers", addresses["bootstrap"], "--influx-url", addresses["influx_url"],
+            "--influx-database", addresses["influx_database"], "--results-dir", str(results_dir), "--no-progress",
+            "--workers", str(e2e["workers"]), "--splitters", str(e2e["splitters"]),
+            "--aggregators", str(e2e["aggregators"]), "--cost-ms", str(e2e["cost_ms"]),
+            "--worker-window-s", str(e2e["worker_window_s"]), "--aggregator-window-s", str(e2e["aggregator_window_s"]),
+            "--watermark-delay-s", str(e2e["watermark_delay_s"]), "--observer-tick-s", str(e2e["observer_tick_s"]),
+            "--trigger-s", str(e2e["trigger_s"]), "--timeout-s", str(e2e["timeout_s"]), *extra]
+
+
 class ChildRuns:
     """The child process `python -m <module> <results_dir>/spec.json`, started in a background
     thread after `after()` returns, and its index once it has ended. `what` names its runs in the

@@ -14,7 +14,7 @@ foreground (2026-12-02), almost all of it the child's. So one child process
 (`python -m tests.cold_runs SPEC`) runs both once the session's other background runs have ended
 (tests/conftest.py `cold_child`), and the tests that read them are ordered after every other test
 but the short nemesis's. SPEC is a JSON file: `bootstrap`, `influx_url`, `influx_database`,
-`results_dir`, `topic`, `e2e` (`E2E_FAST`), `dataset`, `partitions`, `plugin_site` (the toy plugin's
+`results_dir`, `topic`, `e2e` (`E2E_FAST`), `dataset`, `plugin_site` (the toy plugin's
 folder), `plugin_param`. The child writes `<results_dir>/index.json`, run name -> run folder, once
 both have ended, and `error` there with the end of a failed command's output.
 """
@@ -29,22 +29,9 @@ import time
 import traceback
 from pathlib import Path
 
+from tests.child_runs import bench_run_argv
+
 REPO_ROOT = Path(__file__).resolve().parents[1]
-
-
-def bench_run_argv(spec: dict, grouping: str, run_id: str, master: str, *extra: str) -> list[str]:
-    """`python -m bench run` of `grouping` over the spec's topic (no replay) with the e2e options on
-    `master`, its results under the spec's `results_dir`."""
-    e2e = spec["e2e"]
-    return [sys.executable, "-m", "bench", "run", "--grouping", grouping, *extra, "--dataset", spec["dataset"],
-            "--topic", spec["topic"], "--no-replay", "--run-id", run_id, "--master", master,
-            "--bootstrap-servers", spec["bootstrap"], "--influx-url", spec["influx_url"],
-            "--influx-database", spec["influx_database"], "--results-dir", spec["results_dir"], "--no-progress",
-            "--workers", str(e2e["workers"]), "--splitters", str(spec["partitions"]),
-            "--aggregators", str(e2e["aggregators"]), "--cost-ms", "0",
-            "--worker-window-s", str(e2e["worker_window_s"]), "--aggregator-window-s", str(e2e["aggregator_window_s"]),
-            "--watermark-delay-s", str(e2e["watermark_delay_s"]), "--observer-tick-s", str(e2e["observer_tick_s"]),
-            "--trigger-s", str(e2e["trigger_s"]), "--timeout-s", str(e2e["timeout_s"])]
 
 
 def runs(spec: dict, stamp: int) -> dict[str, tuple[list[str], dict]]:
@@ -52,10 +39,12 @@ def runs(spec: dict, stamp: int) -> dict[str, tuple[list[str], dict]]:
     inherited = os.environ.get("PYTHONPATH")
     plugin_env = {**os.environ, "PYTHONPATH": os.pathsep.join([spec["plugin_site"], *([inherited] if inherited else [])])}
     return {
-        "plugin": (bench_run_argv(spec, "round_robin_key", f"plugin-{stamp}", "local[2]",
-                                  "--param", spec["plugin_param"]), plugin_env),
-        "local-cluster": (bench_run_argv(spec, "DYNAMIC_KEY", f"e2e-lc-{stamp}", "local-cluster[2,1,1024]"),
-                          dict(os.environ)),
+        "plugin": (bench_run_argv(spec, spec["e2e"], spec["results_dir"], grouping="round_robin_key",
+                                  dataset=spec["dataset"], topic=spec["topic"], run_id=f"plugin-{stamp}",
+                                  extra=("--param", spec["plugin_param"])), plugin_env),
+        "local-cluster": (bench_run_argv(spec, spec["e2e"], spec["results_dir"], grouping="DYNAMIC_KEY",
+                                         dataset=spec["dataset"], topic=spec["topic"], run_id=f"e2e-lc-{stamp}",
+                                         master="local-cluster[2,1,1024]"), dict(os.environ)),
     }
 
 

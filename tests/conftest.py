@@ -306,20 +306,17 @@ def killed_drivers(request, stack, input_topic, stw_schedule, tmp_path_factory) 
 
 
 @pytest.fixture(autouse=True)
-def _start_the_killed_drivers_early(request) -> None:
-    """The first test that uses the stack starts the session's killed drivers, if it selected any:
-    they then run beside the tests that come before theirs (a minute each, nothing timed); and so the
-    session's real-time runs and its paced rescale runs, if a selected test uses them."""
-    if "stack" in request.fixturenames and selected_kill_cases(request.session.items):
+def _start_the_background_early(request) -> None:
+    """The first test that uses the stack starts the session's background work that a selected test
+    uses: the killed drivers, which then run beside the tests that come before theirs (a minute each,
+    nothing timed), and each child of BACKGROUND, which waits for the work before it."""
+    if "stack" not in request.fixturenames:
+        return
+    if selected_kill_cases(request.session.items):
         request.getfixturevalue("killed_drivers")
-    if "stack" in request.fixturenames and _uses(request.session.items, "realtime_runs"):
-        request.getfixturevalue("realtime_child")
-    if "stack" in request.fixturenames and _uses(request.session.items, "live_rescale_runs"):
-        request.getfixturevalue("live_rescale_child")
-    if "stack" in request.fixturenames and _uses(request.session.items, "nemesis_child"):
-        request.getfixturevalue("nemesis_child")
-    if "stack" in request.fixturenames and _uses(request.session.items, "cold_runs"):
-        request.getfixturevalue("cold_child")
+    for child, selects, _ in BACKGROUND:
+        if _uses(request.session.items, selects):
+            request.getfixturevalue(child)
 
 
 def _uses(items, fixture: str) -> bool:
@@ -351,20 +348,21 @@ to the simulator)."""
 
 BACKGROUND = (("realtime_child", "realtime_runs", REALTIME_TIMEOUT_S),
               ("live_rescale_child", "live_rescale_runs", LIVE_RESCALE_TIMEOUT_S),
-              ("nemesis_child", "nemesis_child", NEMESIS_TIMEOUT_S))
+              ("nemesis_child", "nemesis_child", NEMESIS_TIMEOUT_S),
+              ("cold_child", "cold_runs", COLD_RUNS_TIMEOUT_S))
 """The session's background work after its killed drivers, in the order it runs: (the fixture of a
 child, the fixture whose tests select it, how long it may take)."""
 
 
-def after_the_background(request, before: str | None = None) -> Callable[[], None]:
-    """What a background child waits for before it starts: the session's killed drivers all killed
-    (if it selected any), then the end of each child of BACKGROUND that comes before `before` (all of
-    them when None) and that the session selected. Running one at a time keeps the cores to the
+def after_the_background(request, before: str) -> Callable[[], None]:
+    """What the background child `before` waits for before it starts: the session's killed drivers
+    all killed (if it selected any), then the end of each child of BACKGROUND that comes before it and
+    that the session selected. Running one at a time keeps the cores to the
     foreground tests and to one child (six Spark JVMs at once on two cores made a Python worker miss
     its connection timeout)."""
     session = request.session.items
     killed = request.getfixturevalue("killed_drivers") if selected_kill_cases(session) else None
-    upto = [child for child, _, _ in BACKGROUND].index(before) if before else len(BACKGROUND)
+    upto = [child for child, _, _ in BACKGROUND].index(before)
     earlier = [(request.getfixturevalue(child), timeout_s) for child, selects, timeout_s in BACKGROUND[:upto]
                if _uses(session, selects)]
 
@@ -434,10 +432,10 @@ def cold_child(request, stack, input_topic, tmp_path_factory) -> Iterator[ChildR
     the session if it is still running."""
     from tests.plugins.conftest import TOY_SITE
 
-    spec = stack_spec(stack, topic=input_topic.name, dataset=E2E_DATASET, partitions=E2E_PARTITIONS,
+    spec = stack_spec(stack, topic=input_topic.name, dataset=E2E_DATASET,
                       plugin_site=str(TOY_SITE), plugin_param=COLD_PLUGIN_PARAM)
     child = ChildRuns("tests.cold_runs", "cold runs", spec, tmp_path_factory.mktemp("cold"))
-    child.start(after=after_the_background(request))
+    child.start(after=after_the_background(request, "cold_child"))
     yield child
     child.close()
 

@@ -19,13 +19,13 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from bench.rescale.driver import HANG_AFTER
+from tests.child_runs import bench_run_argv
 
 HANDOFF_BATCH = 8
 """HANDOFF's units per round in the rescale tests: 4 -> 6 moves 85 vnodes, a few dozen of them with
@@ -54,16 +54,12 @@ def bench_run_command(stack, e2e: dict, results_dir: Path, topic: str, schedule:
                       extra: tuple[str, ...] = ()) -> list[str]:
     """The `bench run` command line of a killed driver: VNODE over `topic` (no replay), the e2e
     options (`e2e`: tests/conftest.py `E2E_FAST`), `schedule` and `protocol`, 300 records per trigger."""
-    return [sys.executable, "-m", "bench", "run", "--grouping", "VNODE", "--dataset", "NYC_FLIGHTS",
-            "--topic", topic, "--no-replay", "--run-id", run_id, "--master", "local[2]",
-            "--bootstrap-servers", stack.bootstrap_servers, "--influx-url", stack.influx_url,
-            "--influx-database", stack.influx_database, "--results-dir", str(results_dir), "--no-progress",
-            "--workers", str(e2e["workers"]), "--splitters", str(e2e["splitters"]),
-            "--aggregators", str(e2e["aggregators"]), "--cost-ms", str(e2e["cost_ms"]),
-            "--worker-window-s", str(e2e["worker_window_s"]), "--aggregator-window-s", str(e2e["aggregator_window_s"]),
-            "--watermark-delay-s", str(e2e["watermark_delay_s"]), "--observer-tick-s", str(e2e["observer_tick_s"]),
-            "--trigger-s", str(e2e["trigger_s"]), "--max-offsets-per-trigger", "300",
-            "--rescale", schedule, "--protocol", protocol, "--timeout-s", "600", *extra]
+    addresses = {"bootstrap": stack.bootstrap_servers, "influx_url": stack.influx_url,
+                 "influx_database": stack.influx_database}
+    return bench_run_argv(addresses, {**e2e, "timeout_s": 600}, results_dir, grouping="VNODE", dataset="NYC_FLIGHTS",
+                          topic=topic, run_id=run_id,
+                          extra=("--max-offsets-per-trigger", "300", "--rescale", schedule, "--protocol", protocol,
+                                 *extra))
 
 
 class _Child:
