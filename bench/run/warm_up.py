@@ -58,14 +58,17 @@ def warm_up_options(first: Prepared, folder: Path):
     warm-up's control topic would refuse (preflight's fresh-run-id check). No rescale: the warm-up's
     unpaced input spans under a second of event time, before any event of a schedule, and a resumed
     warm-up finds that input and would refuse the schedule as beyond it (both found by make nemesis,
-    2026-11-29). The worker state of a rescale run is kept, so that it is warmed up too."""
+    2026-11-29). The worker state of a rescale run is kept, so that it is warmed up too. No cap on
+    the records per trigger: the run's `--max-offsets-per-trigger 200` made the warm-up 250
+    micro-batches, 5 minutes on two cores before the run's first batch (make chaos, 2026-12-02); the
+    per-record code paths it warms are the same in a few large batches."""
     if first.config.realtime and first.options.rate:
         limit, rate, cost_ms = int(REALTIME_WARM_UP_S * first.options.rate), first.options.rate, first.options.cost_ms
     else:
         limit, rate, cost_ms = WARM_UP_RECORDS, None, 0.0
     return replace(first.options, run_id=f"warmup-{secrets.token_hex(3)}-{first.run_id}"[:100],
                    topic=f"{first.config.topic}.warmup"[:249], own_topic=False, limit=limit, rate=rate,
-                   cost_ms=cost_ms, no_influx=True, results_dir=folder, checkpoint_root=None, experiment_id=None,
+                   cost_ms=cost_ms, max_offsets_per_trigger=None, no_influx=True, results_dir=folder, checkpoint_root=None, experiment_id=None,
                    progress=False, rescale=None, worker_state=first.options.worker_state or bool(first.options.rescale))
 
 

@@ -28,3 +28,10 @@ def test_a_rescale_runs_warm_up_has_no_rescale_but_keeps_the_worker_state():
     options = warm_up_options(_first(rescale="60s:12", protocol="SHARED_STATE"), Path("/tmp/w"))
     assert options.rescale is None and options.worker_state
     assert (options.limit, options.rate, options.cost_ms, options.topic) == (WARM_UP_RECORDS, None, 0.0, "in.t.warmup")
+
+
+def test_the_warm_up_reads_without_the_runs_cap_per_trigger():
+    """With the run's 200 records per trigger the warm-up ran 250 micro-batches, five minutes before
+    the run's first (make chaos, 2026-12-02)."""
+    options = warm_up_options(_first(max_offsets_per_trigger=200), Path("/tmp/w"))
+    assert options.max_offsets_per_trigger is None
