@@ -1,6 +1,6 @@
 """The structure docs/architecture.md promises, checked on the source: import layers and no cycles
 (import-linter's contracts in pyproject.toml), project imports at the top of their modules, and
-functions and modules short enough to read.
+functions, Java methods and modules short enough to read.
 
 The limits below are the ones issue 36 set; a change that breaks one says where, with the figure."""
 
@@ -14,6 +14,8 @@ import sys
 from pathlib import Path
 
 import pytest
+import tree_sitter_java
+from tree_sitter import Language, Parser
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("bench", "groupings", "datasets", "producers", "dashboards")
@@ -101,6 +103,45 @@ def test_functions_are_short():
                    for path in source_files() if path not in KERNELS
                    for fn in functions(ast.parse((REPO_ROOT / path).read_text()))), reverse=True)
     assert long[0][0] < MAX_FUNCTION_LINES, [f for f in long if f[0] >= MAX_FUNCTION_LINES]
+
+
+def java_methods(source: bytes) -> list[tuple[int, int, str]]:
+    """(lines from the first line of its declaration, annotations included, to its closing brace;
+    1-based first line; name) of each method and constructor in a Java source file, parsed by
+    tree-sitter's Java grammar (nested and local classes included)."""
+    tree = Parser(Language(tree_sitter_java.language())).parse(source)
+    assert not tree.root_node.has_error, "the Java grammar could not parse the file"
+    found, nodes = [], [tree.root_node]
+    while nodes:
+        node = nodes.pop()
+        if node.type in ("method_declaration", "constructor_declaration"):
+            found.append((node.end_point[0] - node.start_point[0] + 1, node.start_point[0] + 1,
+                          node.child_by_field_name("name").text.decode()))
+        nodes.extend(node.children)
+    return found
+
+
+def test_java_methods_are_short():
+    """Java is held to the Python functions' limit: every tracked .java file (the groupings, the
+    topology's stage, the peers, the test oracles)."""
+    tracked = subprocess.run(["git", "ls-files", "*.java"], cwd=REPO_ROOT, capture_output=True, text=True,
+                             check=True).stdout.split()
+    assert tracked, "the repository has Java sources"
+    long = sorted(((lines, f"{path}:{line} {name}") for path in tracked
+                   for lines, line, name in java_methods((REPO_ROOT / path).read_bytes())), reverse=True)
+    assert long[0][0] < MAX_FUNCTION_LINES, [m for m in long if m[0] >= MAX_FUNCTION_LINES]
+
+
+def test_java_method_lengths_are_counted_from_the_declaration_to_the_brace():
+    source = b"""class A {
+    @Override
+    public void run() {
+        int x = 1;
+    }
+    static final class B { B(int y) { } }
+    interface C { void abstractOne(); }
+}"""
+    assert sorted(java_methods(source)) == [(1, 6, "B"), (1, 7, "abstractOne"), (4, 2, "run")]
 
 
 def test_run_modules_are_short():

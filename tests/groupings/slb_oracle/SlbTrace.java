@@ -51,29 +51,7 @@ public class SlbTrace {
                 for (int i = 0; i < n; i++) choice[i] = i;
                 selected = selectMinChoice(stats, choice);
             } else if (head) {
-                Counter<String> top = summary.topK(1).get(0);
-                double pTop = ((float) top.getCount() + (float) top.getError()) / m;
-                double pHead = 0;
-                int headSize = 0;
-                for (Counter<String> c : summary.topK(summary.getCapacity())) {
-                    float itemProb = ((float) c.getCount() + (float) c.getError()) / m;
-                    if (itemProb > probability) {
-                        pHead += itemProb;
-                        headSize++;
-                    }
-                }
-                double pTail = 1 - pHead;
-                double val1 = (n - 1) / (double) n;
-                double d = Math.max(1, Math.round(pTop * n));
-                double val3, sum1, value2, sum2;
-                do {
-                    val3 = 1 - Math.pow(val1, headSize * d);
-                    sum1 = pHead + pTail * (val3 * val3);
-                    value2 = 1 - Math.pow(val1, d);
-                    sum2 = pTop + ((pHead - pTop) * Math.pow(value2, d)) + (pTail * (value2 * value2));
-                    d++;
-                } while ((d <= n) && ((sum1 > (val3 + epsilon)) || (sum2 > (value2 + epsilon))));
-                int choices = (int) d - 1;
+                int choices = dChoices(summary, m, n, probability, epsilon);
                 int[] choice;
                 byte[] b = str.getBytes(StandardCharsets.UTF_8);
                 if (choices < n) {
@@ -98,6 +76,33 @@ public class SlbTrace {
             out.append(c.getItem()).append(' ').append(c.getCount()).append(' ').append(c.getError()).append('\n');
         }
         System.out.print(out);
+    }
+
+    // DChoiceGrouping's number of choices d for a head key, from the summary's head after m messages.
+    static int dChoices(StreamSummary<String> summary, long m, int n, float probability, double epsilon) {
+        Counter<String> top = summary.topK(1).get(0);
+        double pTop = ((float) top.getCount() + (float) top.getError()) / m;
+        double pHead = 0;
+        int headSize = 0;
+        for (Counter<String> c : summary.topK(summary.getCapacity())) {
+            float itemProb = ((float) c.getCount() + (float) c.getError()) / m;
+            if (itemProb > probability) {
+                pHead += itemProb;
+                headSize++;
+            }
+        }
+        double pTail = 1 - pHead;
+        double val1 = (n - 1) / (double) n;
+        double d = Math.max(1, Math.round(pTop * n));
+        double val3, sum1, value2, sum2;
+        do {
+            val3 = 1 - Math.pow(val1, headSize * d);
+            sum1 = pHead + pTail * (val3 * val3);
+            value2 = 1 - Math.pow(val1, d);
+            sum2 = pTop + ((pHead - pTop) * Math.pow(value2, d)) + (pTail * (value2 * value2));
+            d++;
+        } while ((d <= n) && ((sum1 > (val3 + epsilon)) || (sum2 > (value2 + epsilon))));
+        return (int) d - 1;
     }
 
     static int selectMinChoice(long[] loads, int[] choice) {

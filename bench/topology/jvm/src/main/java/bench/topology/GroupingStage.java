@@ -296,9 +296,7 @@ public final class GroupingStage {
             int due = 0;
             if (rescale.any()) {
                 applied = epoch.exists() ? epoch.get() : 0;
-                due = rescale.live ? Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0))
-                        .max().orElse(0))
-                        : rescale.dueBy(Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)));
+                due = dueSwitch(applied, controls);
                 if (due > rescale.routings.size()) {
                     throw new IllegalStateException("switch " + due + " of a schedule of " + rescale.routings.size());
                 }
@@ -332,15 +330,7 @@ public final class GroupingStage {
             if (handoff != null && handoff.active()) {
                 out = handOver(handoff, (OwnershipGrouping) router.grouping, batch, now, timerValues, summary);
             } else {
-                out = new ArrayList<>(batch.size());
-                for (int i = 0; i < batch.size(); i++) {
-                    Row row = batch.get(i);
-                    int worker = router.grouping.choose(row.getString(5), now[i]);
-                    if (summary != null) {
-                        summary.add(worker, row.getString(5), row.getLong(6));
-                    }
-                    out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), worker, null));
-                }
+                out = route(router, batch, now, summary);
             }
             if (summary != null && !out.isEmpty()) {
                 Row first = out.get(0);
@@ -349,6 +339,37 @@ public final class GroupingStage {
             if (now.length > 0) {
                 router.clockMs = now[now.length - 1];
             }
+            persist(splitter, router, batch, now, created);
+            return CollectionConverters.asScala(out.iterator());
+        }
+
+        /** The switch this batch must have applied: the highest a control row names (live rescale, at
+         * least {@code applied}), or the schedule's switch due by this micro-batch. */
+        private int dueSwitch(int applied, List<JsonNode> controls) {
+            if (rescale.live) {
+                return Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0)).max().orElse(0));
+            }
+            return rescale.dueBy(Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)));
+        }
+
+        /** Each tuple of {@code batch} with its worker, chosen by {@code router} at its clock {@code now[i]}
+         * (and counted in {@code summary}, when there is one). */
+        private static List<Row> route(Instance router, List<Row> batch, long[] now, RoutingSummary summary) {
+            List<Row> out = new ArrayList<>(batch.size());
+            for (int i = 0; i < batch.size(); i++) {
+                Row row = batch.get(i);
+                int worker = router.grouping.choose(row.getString(5), now[i]);
+                if (summary != null) {
+                    summary.add(worker, row.getString(5), row.getLong(6));
+                }
+                out.add(RowFactory.create(row.get(4), row.getString(5), row.getLong(6), worker, null));
+            }
+            return out;
+        }
+
+        /** Keeps the splitter's instance: its snapshot (micro-batch, or a new instance), else its
+         * batch's tuples appended to the changelog; in Real-Time Mode it also stays in memory. */
+        private void persist(Integer splitter, Instance router, List<Row> batch, long[] now, boolean created) {
             if (!realTime || created) {
                 instance.update(save(router));
             } else {
@@ -361,7 +382,6 @@ public final class GroupingStage {
             if (realTime) {
                 routers.put(splitter, router);
             }
-            return CollectionConverters.asScala(out.iterator());
         }
 
         /** Real-Time Mode: the tuples of {@link #changelog} routed again through {@code router}, restored

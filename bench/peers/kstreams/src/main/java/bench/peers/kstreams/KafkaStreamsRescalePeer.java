@@ -66,40 +66,7 @@ public final class KafkaStreamsRescalePeer {
         Workers workers = new Workers(o, appId, progress);
         try {
             try {
-                for (int i = 0; i < o.workers(); i++) {
-                    workers.start(i);
-                }
-                workers.awaitInForce(deadline, "waiting for the " + o.workers() + " initial instances");
-                System.out.println(READY_LINE);
-                System.out.flush();
-                List<PeerOptions.Event> pending = new ArrayList<>(o.events());
-                while (!pending.isEmpty() || !finished(o, progress)) {
-                    workers.check(deadline, "waiting for the input (" + progress.recordsRead() + " of " + o.records()
-                            + " records read, " + progress.tuplesProcessed() + " tuples processed)");
-                    if (!pending.isEmpty() && progress.maxTsMs() != Long.MIN_VALUE
-                            && progress.maxTsMs() - o.t0Ms() >= pending.get(0).atMs()) {
-                        PeerOptions.Event e = pending.remove(0);
-                        int index = events.size();
-                        log("rescale " + workers.size() + " -> " + e.workers() + " at " + e.atMs() + " ms");
-                        Map<String, Object> r = workers.rescale(e, deadline);
-                        long due = progress.dueWallMs(index);
-                        r.put("due_wall_ms", due);
-                        long late = (long) r.get("request_wall_ms") - due;
-                        if (late > 100) {
-                            r.put("notes", "requested " + late + " ms after it was due: events run one at a time, and "
-                                    + "the previous one was not in force yet. " + r.get("notes"));
-                        }
-                        log("in force after " + ((long) r.get("in_force_wall_ms") - (long) r.get("request_wall_ms"))
-                                + " ms, steps " + r.get("steps_ms") + ", moved " + ((List<?>) r.get("moved_units")).size());
-                        events.add(r);
-                    } else if (!pending.isEmpty() && finished(o, progress)) {
-                        reason = "rescale event at " + pending.get(0).atMs() + " ms never due: no tuple's Kafka "
-                                + "timestamp reached t0 + at_ms";
-                        break;
-                    } else {
-                        Thread.sleep(10);
-                    }
-                }
+                reason = run(o, workers, progress, deadline, events);
                 state = workers.readState(deadline);
             } finally {
                 workers.close();
@@ -112,6 +79,72 @@ public final class KafkaStreamsRescalePeer {
         } catch (IllegalStateException e) {
             reason = e.getMessage();
         }
+        boolean ok = describe(result, o, workers, progress, state, reason);
+        result.put("wall_ms", System.currentTimeMillis() - start);
+        result.put("events", events);
+        Outputs.writeTrace(out, progress.trace());
+        Outputs.writeState(out, state);
+        String line = Outputs.writeResult(out, result);
+        System.out.println(RESULT_PREFIX + line);
+        System.out.flush();
+        System.exit(ok ? 0 : 2);
+    }
+
+    /**
+     * Starts the initial instances, prints {@link #READY_LINE} once they hold every unit, then runs
+     * each event when it is due (adding its entry to {@code events}) until the input is processed.
+     *
+     * @return null, or why an event never ran
+     * @throws IllegalStateException when an instance fails or the deadline (wall epoch ms) passes
+     */
+    private static String run(PeerOptions o, Workers workers, Progress progress, long deadline,
+                              List<Map<String, Object>> events) throws InterruptedException {
+        for (int i = 0; i < o.workers(); i++) {
+            workers.start(i);
+        }
+        workers.awaitInForce(deadline, "waiting for the " + o.workers() + " initial instances");
+        System.out.println(READY_LINE);
+        System.out.flush();
+        List<PeerOptions.Event> pending = new ArrayList<>(o.events());
+        while (!pending.isEmpty() || !finished(o, progress)) {
+            workers.check(deadline, "waiting for the input (" + progress.recordsRead() + " of " + o.records()
+                    + " records read, " + progress.tuplesProcessed() + " tuples processed)");
+            if (!pending.isEmpty() && progress.maxTsMs() != Long.MIN_VALUE
+                    && progress.maxTsMs() - o.t0Ms() >= pending.get(0).atMs()) {
+                events.add(runEvent(workers, pending.remove(0), progress, events.size(), deadline));
+            } else if (!pending.isEmpty() && finished(o, progress)) {
+                return "rescale event at " + pending.get(0).atMs() + " ms never due: no tuple's Kafka "
+                        + "timestamp reached t0 + at_ms";
+            } else {
+                Thread.sleep(10);
+            }
+        }
+        return null;
+    }
+
+    /** Runs event number {@code index}, now due, and returns its entry with {@code due_wall_ms}. */
+    private static Map<String, Object> runEvent(Workers workers, PeerOptions.Event e, Progress progress, int index,
+                                                long deadline) throws InterruptedException {
+        log("rescale " + workers.size() + " -> " + e.workers() + " at " + e.atMs() + " ms");
+        Map<String, Object> r = workers.rescale(e, deadline);
+        long due = progress.dueWallMs(index);
+        r.put("due_wall_ms", due);
+        long late = (long) r.get("request_wall_ms") - due;
+        if (late > 100) {
+            r.put("notes", "requested " + late + " ms after it was due: events run one at a time, and "
+                    + "the previous one was not in force yet. " + r.get("notes"));
+        }
+        log("in force after " + ((long) r.get("in_force_wall_ms") - (long) r.get("request_wall_ms"))
+                + " ms, steps " + r.get("steps_ms") + ", moved " + ((List<?>) r.get("moved_units")).size());
+        return r;
+    }
+
+    /**
+     * Adds the run's outcome, settings and counts to {@code result}; returns ok: no {@code reason}
+     * and the counts add up (every record read, tuples = records - malformed = the state's count).
+     */
+    private static boolean describe(Map<String, Object> result, PeerOptions o, Workers workers, Progress progress,
+                                    List<Workers.StateRow> state, String reason) {
         long stateCount = state.stream().mapToLong(r -> r.state().count()).sum();
         long read = progress.recordsRead();
         long tuples = progress.tuplesProcessed();
@@ -120,8 +153,7 @@ public final class KafkaStreamsRescalePeer {
             reason = "counts do not add up: read " + read + " of " + o.records() + ", tuples " + tuples + ", malformed "
                     + malformed + ", state count " + stateCount;
         }
-        boolean ok = reason == null;
-        result.put("ok", ok);
+        result.put("ok", reason == null);
         result.put("reason", reason);
         result.put("system", "kstreams");
         result.put("version", AppInfoParser.getVersion());
@@ -139,14 +171,7 @@ public final class KafkaStreamsRescalePeer {
         result.put("state_count", stateCount);
         result.put("units", o.units());
         result.put("workers_initial", o.workers());
-        result.put("wall_ms", System.currentTimeMillis() - start);
-        result.put("events", events);
-        Outputs.writeTrace(out, progress.trace());
-        Outputs.writeState(out, state);
-        String line = Outputs.writeResult(out, result);
-        System.out.println(RESULT_PREFIX + line);
-        System.out.flush();
-        System.exit(ok ? 0 : 2);
+        return reason == null;
     }
 
     private static boolean finished(PeerOptions o, Progress p) {

@@ -275,103 +275,18 @@ public final class Workers implements AutoCloseable {
         int rebalancesBefore = rebalances.size();
         long request = System.currentTimeMillis();
         if (to == from) {
-            Map<String, Object> same = new LinkedHashMap<>();
-            same.put("at_ms", event.atMs());
-            same.put("from_workers", from);
-            same.put("to_workers", to);
-            same.put("request_wall_ms", request);
-            same.put("in_force_wall_ms", request);
-            same.put("moved_units", List.of());
-            same.put("steps_ms", Map.of());
-            same.put("state_entries_moved", 0);
-            same.put("state_bytes_moved", 0);
-            same.put("notes", "no change: already " + to + " workers");
-            return same;
+            return unchanged(event, to, request);
         }
-        List<Thread> closing = new ArrayList<>();
-        if (to > from) {
-            for (int i = from; i < to; i++) {
-                start(i);
-            }
-        } else {
-            for (int i = from - 1; i >= to; i--) {
-                KafkaStreams leaving;
-                synchronized (instances) {
-                    leaving = instances.remove(i);
-                }
-                Thread t = new Thread(() -> leaving.close(CloseOptions.groupMembershipOperation(
-                        CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(Duration.ofSeconds(60))),
-                        "close-w" + i);
-                t.start();
-                closing.add(t);
-                closedInstances.put(i, leaving);
-            }
-        }
+        List<Thread> closing = startOrClose(from, to);
         // After the request, not before: reading every instance's metrics takes ~0.2 s here, and the
         // restore consumers fetch nothing until the group has rebalanced (seconds later).
         Map<String, Double> bytesBefore = restoreBytes();
-        Long rebalanceDone = null;   // first poll: a rebalance seen, all RUNNING, every unit active
-        Long firstWarmUp = null;     // first poll showing a warm-up task
-        Long restoreDone = null;     // the last warm-up batch loaded before the warm-ups were gone
-        int maxWarmUps = 0;
-        Assignment now;
-        while (true) {
-            now = assignment();
-            long t = System.currentTimeMillis();
-            boolean rebalanced = rebalances.size() > rebalancesBefore;
-            maxWarmUps = Math.max(maxWarmUps, now.warmUps().size());
-            if (rebalanceDone == null && rebalanced && now.allRunning() && now.owner().size() == options.units()) {
-                rebalanceDone = t;
-            }
-            if (firstWarmUp == null && !now.warmUps().isEmpty()) {
-                firstWarmUp = t;
-            }
-            if (restoreDone == null && firstWarmUp != null && now.warmUps().isEmpty()) {
-                restoreDone = Math.max(firstWarmUp, lastWarmUpBatchMs.get());
-            }
-            if (rebalanceDone != null && inForce(now)) {
-                break;
-            }
-            check(deadlineMs, "waiting for the rescale to " + to + " workers to be in force");
-            Thread.sleep(POLL_MS);
-        }
+        Watch watch = watchUntilInForce(rebalancesBefore, to, deadlineMs);
         long inForce = System.currentTimeMillis();
         for (Thread t : closing) {
             t.join();
         }
-        List<Integer> moved = new ArrayList<>();
-        for (int unit = 0; unit < options.units(); unit++) {
-            if (!now.owner().get(unit).equals(before.owner().get(unit))) {
-                moved.add(unit);
-            }
-        }
-        Map<String, Object> steps = new LinkedHashMap<>();
-        String trigger = null;
-        if (firstWarmUp != null && restoreDone != null) {
-            Long switchStart = null;
-            for (long[] r : rebalances.subList(rebalancesBefore, rebalances.size())) {
-                if (r[0] >= restoreDone) {
-                    switchStart = r[0];
-                    break;
-                }
-            }
-            steps.put("warm_up_assigned", firstWarmUp - request);
-            steps.put("warm_up_restore", restoreDone - firstWarmUp);
-            if (switchStart != null) {
-                steps.put("wait_for_rebalance", switchStart - restoreDone);
-                steps.put("switch", inForce - switchStart);
-                trigger = switchStart - firstWarmUp >= options.probingRebalanceIntervalMs() - 1000
-                        ? "the probing rebalance" : "a rebalance before the probing one (a cooperative follow-up)";
-            } else {
-                steps.put("switch", inForce - restoreDone);
-            }
-        } else {
-            steps.put("rebalance", rebalanceDone - request);
-            long lastRestore = lastRestoreBatchMs.get();
-            if (lastRestore > request) {
-                steps.put("restore", lastRestore - request);
-            }
-        }
+        Steps steps = steps(watch, request, inForce, rebalancesBefore);
         Map<String, Object> e = new LinkedHashMap<>();
         e.put("at_ms", event.atMs());
         e.put("prepare_ms", request - prepare);
@@ -379,24 +294,147 @@ public final class Workers implements AutoCloseable {
         e.put("to_workers", to);
         e.put("request_wall_ms", request);
         e.put("in_force_wall_ms", inForce);
-        e.put("moved_units", moved);
-        e.put("steps_ms", steps);
+        e.put("moved_units", movedUnits(before, watch.now));
+        e.put("steps_ms", steps.steps());
         long entries = restored.get() - restoredBefore + warmUpLoaded.get() - loadedBefore;
         e.put("state_entries_moved", entries);
         e.put("state_entries_restored_by_active", restored.get() - restoredBefore);
         e.put("state_entries_loaded_by_warm_ups", warmUpLoaded.get() - loadedBefore);
+        e.put("state_bytes_moved", bytesMoved(bytesBefore));
+        e.put("warm_up_tasks_max", watch.maxWarmUps);
+        e.put("rebalances", rebalances.size() - rebalancesBefore);
+        e.put("units_per_worker", watch.now.unitsPerWorker());
+        e.put("switch_trigger", steps.trigger());
+        e.put("notes", notes(to > from, watch.maxWarmUps, steps.trigger()));
+        return e;
+    }
+
+    /** The result entry of an event that asks for the worker count already running. */
+    private static Map<String, Object> unchanged(PeerOptions.Event event, int workers, long request) {
+        Map<String, Object> same = new LinkedHashMap<>();
+        same.put("at_ms", event.atMs());
+        same.put("from_workers", workers);
+        same.put("to_workers", workers);
+        same.put("request_wall_ms", request);
+        same.put("in_force_wall_ms", request);
+        same.put("moved_units", List.of());
+        same.put("steps_ms", Map.of());
+        same.put("state_entries_moved", 0);
+        same.put("state_bytes_moved", 0);
+        same.put("notes", "no change: already " + workers + " workers");
+        return same;
+    }
+
+    /** Starts instances from .. to-1 (scale-out), or closes to .. from-1 leaving the group, each in a
+     * thread of its own (scale-in); returns those threads. */
+    private List<Thread> startOrClose(int from, int to) {
+        List<Thread> closing = new ArrayList<>();
+        if (to > from) {
+            for (int i = from; i < to; i++) {
+                start(i);
+            }
+            return closing;
+        }
+        for (int i = from - 1; i >= to; i--) {
+            KafkaStreams leaving;
+            synchronized (instances) {
+                leaving = instances.remove(i);
+            }
+            Thread t = new Thread(() -> leaving.close(CloseOptions.groupMembershipOperation(
+                    CloseOptions.GroupMembershipOperation.LEAVE_GROUP).withTimeout(Duration.ofSeconds(60))),
+                    "close-w" + i);
+            t.start();
+            closing.add(t);
+            closedInstances.put(i, leaving);
+        }
+        return closing;
+    }
+
+    /** What the polls of one rescale saw, wall epoch ms (null: not seen). */
+    private static final class Watch {
+        Long rebalanceDone;   // first poll: a rebalance seen, all RUNNING, every unit active
+        Long firstWarmUp;     // first poll showing a warm-up task
+        Long restoreDone;     // the last warm-up batch loaded before the warm-ups were gone
+        int maxWarmUps;
+        Assignment now;       // the assignment in force
+    }
+
+    /** Polls the assignment every {@value #POLL_MS} ms until the rescale to {@code to} workers is in force. */
+    private Watch watchUntilInForce(int rebalancesBefore, int to, long deadlineMs) throws InterruptedException {
+        Watch w = new Watch();
+        while (true) {
+            w.now = assignment();
+            long t = System.currentTimeMillis();
+            boolean rebalanced = rebalances.size() > rebalancesBefore;
+            w.maxWarmUps = Math.max(w.maxWarmUps, w.now.warmUps().size());
+            if (w.rebalanceDone == null && rebalanced && w.now.allRunning() && w.now.owner().size() == options.units()) {
+                w.rebalanceDone = t;
+            }
+            if (w.firstWarmUp == null && !w.now.warmUps().isEmpty()) {
+                w.firstWarmUp = t;
+            }
+            if (w.restoreDone == null && w.firstWarmUp != null && w.now.warmUps().isEmpty()) {
+                w.restoreDone = Math.max(w.firstWarmUp, lastWarmUpBatchMs.get());
+            }
+            if (w.rebalanceDone != null && inForce(w.now)) {
+                return w;
+            }
+            check(deadlineMs, "waiting for the rescale to " + to + " workers to be in force");
+            Thread.sleep(POLL_MS);
+        }
+    }
+
+    /** A rescale's steps (name -> ms) and what triggered its switch (null without warm-up tasks). */
+    private record Steps(Map<String, Object> steps, String trigger) {}
+
+    private Steps steps(Watch w, long request, long inForce, int rebalancesBefore) {
+        Map<String, Object> steps = new LinkedHashMap<>();
+        if (w.firstWarmUp == null || w.restoreDone == null) {
+            steps.put("rebalance", w.rebalanceDone - request);
+            long lastRestore = lastRestoreBatchMs.get();
+            if (lastRestore > request) {
+                steps.put("restore", lastRestore - request);
+            }
+            return new Steps(steps, null);
+        }
+        Long switchStart = null;
+        for (long[] r : rebalances.subList(rebalancesBefore, rebalances.size())) {
+            if (r[0] >= w.restoreDone) {
+                switchStart = r[0];
+                break;
+            }
+        }
+        steps.put("warm_up_assigned", w.firstWarmUp - request);
+        steps.put("warm_up_restore", w.restoreDone - w.firstWarmUp);
+        if (switchStart == null) {
+            steps.put("switch", inForce - w.restoreDone);
+            return new Steps(steps, null);
+        }
+        steps.put("wait_for_rebalance", switchStart - w.restoreDone);
+        steps.put("switch", inForce - switchStart);
+        String trigger = switchStart - w.firstWarmUp >= options.probingRebalanceIntervalMs() - 1000
+                ? "the probing rebalance" : "a rebalance before the probing one (a cooperative follow-up)";
+        return new Steps(steps, trigger);
+    }
+
+    private List<Integer> movedUnits(Assignment before, Assignment now) {
+        List<Integer> moved = new ArrayList<>();
+        for (int unit = 0; unit < options.units(); unit++) {
+            if (!now.owner().get(unit).equals(before.owner().get(unit))) {
+                moved.add(unit);
+            }
+        }
+        return moved;
+    }
+
+    /** Bytes the restore consumers fetched since {@code bytesBefore}; null when no instance reports them. */
+    private Long bytesMoved(Map<String, Double> bytesBefore) {
         Map<String, Double> bytesAfter = restoreBytes();
         double bytes = 0;
         for (Map.Entry<String, Double> b : bytesAfter.entrySet()) {
             bytes += b.getValue() - bytesBefore.getOrDefault(b.getKey(), 0.0);
         }
-        e.put("state_bytes_moved", bytesAfter.isEmpty() ? null : Math.round(bytes));
-        e.put("warm_up_tasks_max", maxWarmUps);
-        e.put("rebalances", rebalances.size() - rebalancesBefore);
-        e.put("units_per_worker", now.unitsPerWorker());
-        e.put("switch_trigger", trigger);
-        e.put("notes", notes(to > from, maxWarmUps, trigger));
-        return e;
+        return bytesAfter.isEmpty() ? null : Math.round(bytes);
     }
 
     private final Map<Integer, KafkaStreams> closedInstances = new TreeMap<>();

@@ -1,12 +1,10 @@
 package bench.peers.storm.topology;
 
-import groupings.Groupings;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -77,136 +75,12 @@ public final class StormPeer {
     }
 
     public static void main(String[] argv) throws Exception {
-        Map<String, String> a = parse(argv);
-        String bootstrap = required(a, "bootstrap");
-        String topic = required(a, "topic");
-        long records = Long.parseLong(required(a, "records"));
-        String grouping = required(a, "grouping");
-        if (!Groupings.NAMES.contains(grouping)) {
-            throw new IllegalArgumentException("--grouping must be one of " + Groupings.NAMES);
-        }
-        int spouts = intOpt(a, "spouts", 10);
-        int splitters = intOpt(a, "splitters", 10);
-        int workers = intOpt(a, "workers", 10);
-        int spoutExecutors = executors(a, "spout-executors", spouts);
-        int splitterExecutors = executors(a, "splitter-executors", splitters);
-        int workerExecutors = executors(a, "worker-executors", workers);
-        double costMs = Double.parseDouble(a.getOrDefault("cost-ms", "0"));
-        int costEvery = intOpt(a, "cost-every", 1);
-        int windowS = intOpt(a, "window-s", 15);
-        double warmUpFraction = Double.parseDouble(a.getOrDefault("warm-up-fraction", "0.1"));
-        int maxPollRecords = intOpt(a, "max-poll-records", 500);
-        long pollTimeoutMs = Long.parseLong(a.getOrDefault("poll-timeout-ms", "200"));
-        int fetchMaxWaitMs = intOpt(a, "fetch-max-wait-ms", 10);
-        int producerBatch = intOpt(a, "producer-batch-size", 1);
-        int transferBatch = intOpt(a, "transfer-batch-size", 1);
-        int flushMs = intOpt(a, "flush-interval-ms", 1);
-        long idleTimeoutNs = intOpt(a, "idle-timeout-s", 60) * 1_000_000_000L;
-        if (records < 2 || warmUpFraction < 0 || warmUpFraction >= 1) {
-            throw new IllegalArgumentException("need --records >= 2 and 0 <= --warm-up-fraction < 1");
-        }
-
-        KafkaSpoutConfig<byte[], byte[]> spoutConfig = new KafkaSpoutConfig.Builder<byte[], byte[]>(bootstrap, topic)
-                .setProp(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)
-                .setProp(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)
-                .setProp(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, maxPollRecords)
-                .setProp(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, fetchMaxWaitMs)
-                .setGroupId("storm-peer-" + topic + "-" + System.currentTimeMillis())
-                .setFirstPollOffsetStrategy(FirstPollOffsetStrategy.EARLIEST)
-                .setProcessingGuarantee(KafkaSpoutConfig.ProcessingGuarantee.NO_GUARANTEE)
-                .setTupleTrackingEnforced(false)
-                .setPollTimeoutMs(pollTimeoutMs)
-                .setRecordTranslator(new Translate(), new Fields("partition", "offset", "ts", "value"))
-                .build();
-
-        TopologyBuilder builder = new TopologyBuilder();
-        builder.setSpout("spout", new KafkaSpout<>(spoutConfig), spoutExecutors).setNumTasks(spouts);
-        builder.setBolt("splitter", new SplitterBolt("country"), splitterExecutors).setNumTasks(splitters)
-                .customGrouping("spout", new PartitionGrouping());
-        builder.setBolt("worker", new WorkerBolt(costMs, costEvery, windowS), workerExecutors).setNumTasks(workers)
-                .customGrouping("splitter", new ReferenceStreamGrouping(grouping));
-        builder.setBolt("aggregator", new AggregatorBolt(), 1).fieldsGrouping("worker", new Fields("key"));
-
-        Config conf = new Config();
-        conf.setNumWorkers(1);
-        conf.setNumAckers(0);
-        conf.put(Config.TOPOLOGY_PRODUCER_BATCH_SIZE, producerBatch);
-        conf.put(Config.TOPOLOGY_TRANSFER_BATCH_SIZE, transferBatch);
-        conf.put(Config.TOPOLOGY_BATCH_FLUSH_INTERVAL_MILLIS, flushMs);
-
-        long warmUp = Math.max(1, (long) Math.floor(warmUpFraction * records));
-        PeerProgress.reset(workers, records, warmUp);
-        Map<String, Object> result = new LinkedHashMap<>();
-        int status;
+        StormPeerOptions o = StormPeerOptions.parse(argv);
+        PeerProgress.reset(o.workers, o.records, o.warmUpTuples());
+        Map<String, Object> result;
         long startNanos = System.nanoTime();
         try (LocalCluster cluster = new LocalCluster()) {
-            long submitNanos = System.nanoTime();
-            long cpuStart = processCpuNanos();
-            cluster.submitTopology("storm-peer", conf, builder.createTopology());
-            List<long[]> progress = new ArrayList<>();
-            String outcome = waitForInput(records, idleTimeoutNs, progress);
-            double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9;
-            long processed = PeerProgress.PROCESSED.get();
-            long emitted = PeerProgress.TUPLES_EMITTED.sum();
-            // The last windows close on the next tick: wait for the aggregator to hold every tuple.
-            long aggDeadline = System.nanoTime() + (2L * windowS + 10) * 1_000_000_000L;
-            while (PeerProgress.AGGREGATED.sum() < processed && System.nanoTime() < aggDeadline) {
-                Thread.sleep(100);
-            }
-            long aggregated = PeerProgress.AGGREGATED.sum();
-            long malformed = PeerProgress.MALFORMED.sum();
-            long read = PeerProgress.RECORDS.sum();
-            boolean ok = outcome.equals("complete") && read == records && processed == emitted
-                    && emitted == records - malformed && aggregated == processed;
-            status = ok ? 0 : 2;
-
-            long warm = PeerProgress.warmNanos;
-            long last = PeerProgress.lastNanos;
-            long first = PeerProgress.firstNanos;
-            double steady = ok && last > warm && warm > 0 ? (records - warmUp) / ((last - warm) / 1e9) : Double.NaN;
-            long[] loads = new long[workers];
-            for (int i = 0; i < workers; i++) {
-                loads[i] = PeerProgress.workerLoads.get(i);
-            }
-            result.put("ok", ok);
-            result.put("outcome", outcome);
-            result.put("grouping", grouping);
-            result.put("topic", topic);
-            result.put("records_expected", records);
-            result.put("records_read", read);
-            result.put("malformed", malformed);
-            result.put("tuples_emitted", emitted);
-            result.put("tuples_processed", processed);
-            result.put("tuples_aggregated", aggregated);
-            result.put("worker_loads", loads);
-            result.put("latency", latency(PeerProgress.latency()));
-            result.put("progress", progress);
-            result.put("cpu_seconds", cpuSeconds);
-            result.put("steady_rate", Double.isNaN(steady) ? null : steady);
-            result.put("warm_up_tuples", warmUp);
-            result.put("steady_seconds", ok ? (last - warm) / 1e9 : null);
-            result.put("first_to_last_seconds", ok ? (last - first) / 1e9 : null);
-            result.put("submit_to_first_tuple_seconds", first > 0 ? (first - submitNanos) / 1e9 : null);
-            result.put("cluster_start_seconds", (submitNanos - startNanos) / 1e9);
-            Map<String, Object> settings = new LinkedHashMap<>();
-            settings.put("storm_version", org.apache.storm.utils.VersionInfo.getVersion());
-            settings.put("tasks", Map.of("spout", spouts, "splitter", splitters, "worker", workers, "aggregator", 1));
-            settings.put("executors", Map.of("spout", spoutExecutors, "splitter", splitterExecutors,
-                    "worker", workerExecutors, "aggregator", 1));
-            settings.put("ackers", 0);
-            settings.put("spout_processing_guarantee", "NO_GUARANTEE");
-            settings.put("max_poll_records", maxPollRecords);
-            settings.put("poll_timeout_ms", pollTimeoutMs);
-            settings.put("fetch_max_wait_ms", fetchMaxWaitMs);
-            settings.put("producer_batch_size", producerBatch);
-            settings.put("transfer_batch_size", transferBatch);
-            settings.put("flush_interval_ms", flushMs);
-            settings.put("cost_ms", costMs);
-            settings.put("cost_every", costEvery);
-            settings.put("window_s", windowS);
-            settings.put("warm_up_fraction", warmUpFraction);
-            settings.put("java", System.getProperty("java.version"));
-            result.put("settings", settings);
+            result = run(cluster, o, startNanos);
             KillOptions now = new KillOptions();
             now.set_wait_secs(0); // nothing left to drain: every tuple is counted
             cluster.killTopologyWithOpts("storm-peer", now);
@@ -215,7 +89,99 @@ public final class StormPeer {
         System.out.println(RESULT_PREFIX + new ObjectMapper().writeValueAsString(result));
         System.out.flush();
         // LocalCluster leaves non-daemon threads (ZooKeeper, timers) behind: leave the JVM now.
-        Runtime.getRuntime().halt(status);
+        Runtime.getRuntime().halt(Boolean.TRUE.equals(result.get("ok")) ? 0 : 2);
+    }
+
+    /** The reference topology: KafkaSpout -> SplitterBolt -> WorkerBolt -> AggregatorBolt. */
+    static TopologyBuilder topology(StormPeerOptions o) {
+        KafkaSpoutConfig<byte[], byte[]> spoutConfig = new KafkaSpoutConfig.Builder<byte[], byte[]>(o.bootstrap, o.topic)
+                .setProp(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)
+                .setProp(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, ByteArrayDeserializer.class)
+                .setProp(ConsumerConfig.MAX_POLL_RECORDS_CONFIG, o.maxPollRecords)
+                .setProp(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, o.fetchMaxWaitMs)
+                .setGroupId("storm-peer-" + o.topic + "-" + System.currentTimeMillis())
+                .setFirstPollOffsetStrategy(FirstPollOffsetStrategy.EARLIEST)
+                .setProcessingGuarantee(KafkaSpoutConfig.ProcessingGuarantee.NO_GUARANTEE)
+                .setTupleTrackingEnforced(false)
+                .setPollTimeoutMs(o.pollTimeoutMs)
+                .setRecordTranslator(new Translate(), new Fields("partition", "offset", "ts", "value"))
+                .build();
+        TopologyBuilder builder = new TopologyBuilder();
+        builder.setSpout("spout", new KafkaSpout<>(spoutConfig), o.spoutExecutors).setNumTasks(o.spouts);
+        builder.setBolt("splitter", new SplitterBolt("country"), o.splitterExecutors).setNumTasks(o.splitters)
+                .customGrouping("spout", new PartitionGrouping());
+        builder.setBolt("worker", new WorkerBolt(o.costMs, o.costEvery, o.windowS), o.workerExecutors)
+                .setNumTasks(o.workers).customGrouping("splitter", new ReferenceStreamGrouping(o.grouping));
+        builder.setBolt("aggregator", new AggregatorBolt(), 1).fieldsGrouping("worker", new Fields("key"));
+        return builder;
+    }
+
+    /** One worker process, no ackers, Storm's batching settings from the options. */
+    static Config config(StormPeerOptions o) {
+        Config conf = new Config();
+        conf.setNumWorkers(1);
+        conf.setNumAckers(0);
+        conf.put(Config.TOPOLOGY_PRODUCER_BATCH_SIZE, o.producerBatch);
+        conf.put(Config.TOPOLOGY_TRANSFER_BATCH_SIZE, o.transferBatch);
+        conf.put(Config.TOPOLOGY_BATCH_FLUSH_INTERVAL_MILLIS, o.flushMs);
+        return conf;
+    }
+
+    /** Submit the topology to {@code cluster}, wait for the whole input, and return the result (its
+     * {@code ok} true only when every record was read and every tuple processed and aggregated). */
+    private static Map<String, Object> run(LocalCluster cluster, StormPeerOptions o, long startNanos)
+            throws Exception {
+        long submitNanos = System.nanoTime();
+        long cpuStart = processCpuNanos();
+        cluster.submitTopology("storm-peer", config(o), topology(o).createTopology());
+        List<long[]> progress = new ArrayList<>();
+        String outcome = waitForInput(o.records, o.idleTimeoutNs, progress);
+        double cpuSeconds = (processCpuNanos() - cpuStart) / 1e9;
+        long processed = PeerProgress.PROCESSED.get();
+        long emitted = PeerProgress.TUPLES_EMITTED.sum();
+        // The last windows close on the next tick: wait for the aggregator to hold every tuple.
+        long aggDeadline = System.nanoTime() + (2L * o.windowS + 10) * 1_000_000_000L;
+        while (PeerProgress.AGGREGATED.sum() < processed && System.nanoTime() < aggDeadline) {
+            Thread.sleep(100);
+        }
+        long aggregated = PeerProgress.AGGREGATED.sum();
+        long malformed = PeerProgress.MALFORMED.sum();
+        long read = PeerProgress.RECORDS.sum();
+        boolean ok = outcome.equals("complete") && read == o.records && processed == emitted
+                && emitted == o.records - malformed && aggregated == processed;
+
+        long warmUp = o.warmUpTuples();
+        long warm = PeerProgress.warmNanos;
+        long last = PeerProgress.lastNanos;
+        long first = PeerProgress.firstNanos;
+        double steady = ok && last > warm && warm > 0 ? (o.records - warmUp) / ((last - warm) / 1e9) : Double.NaN;
+        long[] loads = new long[o.workers];
+        for (int i = 0; i < o.workers; i++) {
+            loads[i] = PeerProgress.workerLoads.get(i);
+        }
+        Map<String, Object> result = new LinkedHashMap<>();
+        result.put("ok", ok);
+        result.put("outcome", outcome);
+        result.put("grouping", o.grouping);
+        result.put("topic", o.topic);
+        result.put("records_expected", o.records);
+        result.put("records_read", read);
+        result.put("malformed", malformed);
+        result.put("tuples_emitted", emitted);
+        result.put("tuples_processed", processed);
+        result.put("tuples_aggregated", aggregated);
+        result.put("worker_loads", loads);
+        result.put("latency", latency(PeerProgress.latency()));
+        result.put("progress", progress);
+        result.put("cpu_seconds", cpuSeconds);
+        result.put("steady_rate", Double.isNaN(steady) ? null : steady);
+        result.put("warm_up_tuples", warmUp);
+        result.put("steady_seconds", ok ? (last - warm) / 1e9 : null);
+        result.put("first_to_last_seconds", ok ? (last - first) / 1e9 : null);
+        result.put("submit_to_first_tuple_seconds", first > 0 ? (first - submitNanos) / 1e9 : null);
+        result.put("cluster_start_seconds", (submitNanos - startNanos) / 1e9);
+        result.put("settings", o.settings());
+        return result;
     }
 
     /**
@@ -283,38 +249,5 @@ public final class StormPeer {
             System.out.printf("steady rate %.0f tuples/s over %.2f s after %d warm-up tuples (first tuple %.2f s after submit)%n",
                     r.get("steady_rate"), r.get("steady_seconds"), r.get("warm_up_tuples"), r.get("submit_to_first_tuple_seconds"));
         }
-    }
-
-    private static Map<String, String> parse(String[] argv) {
-        Map<String, String> out = new HashMap<>();
-        for (int i = 0; i < argv.length; i += 2) {
-            if (!argv[i].startsWith("--") || i + 1 >= argv.length) {
-                throw new IllegalArgumentException("options are --name value pairs, got " + String.join(" ", argv));
-            }
-            out.put(argv[i].substring(2), argv[i + 1]);
-        }
-        return out;
-    }
-
-    private static String required(Map<String, String> a, String name) {
-        String v = a.get(name);
-        if (v == null) {
-            throw new IllegalArgumentException("--" + name + " is required");
-        }
-        return v;
-    }
-
-    /** An executor count: at least 1 and at most the component's tasks (a task runs on one executor). */
-    private static int executors(Map<String, String> a, String name, int tasks) {
-        int n = intOpt(a, name, tasks);
-        if (n < 1 || n > tasks) {
-            throw new IllegalArgumentException("--" + name + " must be between 1 and the component's " + tasks
-                    + " tasks, got " + n);
-        }
-        return n;
-    }
-
-    private static int intOpt(Map<String, String> a, String name, int dflt) {
-        return a.containsKey(name) ? Integer.parseInt(a.get(name)) : dflt;
     }
 }
