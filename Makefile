@@ -165,7 +165,7 @@ sweep: $(STAMP)
 # The default rescale matrix (docs/rescaling.md): 10 -> 12 -> 8 workers on ZIPF and NYC_FLIGHTS,
 # KEY, KEY_GROUP, VNODE x STOP_THE_WORLD, SHARED_STATE, LEARNER, HANDOFF (batch 1 and 64).
 rescale: $(STAMP)
-	$(PY) -m bench.simulate.rescale_matrix $(ARGS)
+	$(PY) -m bench.experiments.rescale_matrix $(ARGS)
 
 # The four rescale protocols on Spark (HANDOFF with batch 1 and 64) x VNODE, KEY_GROUP on one recorded topic, scaling
 # out 10 -> 12, and STOP_THE_WORLD, SHARED_STATE, LEARNER on KEY_GROUP scaling in 12 -> 10, 3 runs each, beside the

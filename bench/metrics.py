@@ -6,7 +6,9 @@ that a number means the same everywhere:
 - `std_dev_percent`: reference STD_DEV, the load imbalance in percentage points;
 - `dist_cost`, `dist_cost_of_routing`: reference DIST_COST, the key replication (memory) factor;
 - `throughput_ratio`: reference THROUGHPUT_RATIO (records per whole second of observer time);
-- `max_mean_imbalance`, `max_minus_mean_imbalance`: the imbalance figures of the PKG papers.
+- `max_mean_imbalance`, `max_minus_mean_imbalance`: the imbalance figures of the PKG papers;
+- the names of the observed metrics a stream batch's progress carries (the topology observes them,
+  the observer reads them: `bench.observer.batches`).
 
 Source: docs/reference/dkg-reference.md §10 (DistributionObserverBolt, Statistics), decisions
 Q19-Q22 of §13, and Appendix A for the PKG-paper figures.
@@ -19,6 +21,28 @@ from collections.abc import Sequence
 
 import numpy as np
 import numpy.typing as npt
+
+SPLITTER_METRICS = "splitter"
+"""Name of the observed metrics of the splitter's input records (`bench.topology.splitter`), per
+batch: records, malformed, max_ts_ms."""
+
+SPLIT_TUPLES_METRICS = "split_tuples"
+"""Name of the observed metrics of the splitter's output, per batch: tuples, weight (sum of counts).
+Observed after the explode: a sum over each record's tuples (`aggregate(tuples, ...)`) is a
+higher-order function, which Spark evaluates without code generation."""
+
+WORKER_METRICS = "workers"
+"""Name of the observed metrics of the worker stage (`bench.topology.worker`), per batch: `rows`
+(tuples that reached the worker tasks), `routed` (the grouping stage's routing summary of each
+splitter instance: per-worker weighted and tuple counts, distinct key-worker pairs) and `latency`
+(`bench.topology.worker.LATENCY_LINE` per worker). The routing summaries are computed once per
+splitter instance and batch in the grouping stage and ride on one row each, so observing them costs
+one aggregate per row; the former `sum(CASE WHEN worker = w ...)` per worker cost about 20 ms per
+200,000 rows and worker (2 cores), 0.4 s per batch at W = 10."""
+
+RESCALE_WINDOW_MS = 30_000
+"""Width of the before / after windows of throughput and latency around a rescale, ms (the
+simulator's figures and a Spark run's alike)."""
 
 
 def std_dev_percent(

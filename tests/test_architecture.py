@@ -13,6 +13,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import grimp
 import pytest
 import tree_sitter_java
 from tree_sitter import Language, Parser
@@ -24,6 +25,9 @@ LINT_IMPORTS = Path(sys.executable).with_name("lint-imports")
 MAX_FUNCTION_LINES = 80
 """The longest function allowed, in lines from `def` to its last line (decorators excluded)."""
 MAX_RUN_MODULE_LINES = 400
+MAX_CHAIN = 7
+"""The longest chain of imports between the packages (bench's subpackages and top-level modules,
+the other top-level packages), counted in packages."""
 KERNELS = {Path("groupings/_kernels.py")}
 """numba kernels: one loop each, kept whole so that numba compiles it as one function."""
 DEFERRED = "# deferred:"
@@ -50,6 +54,41 @@ def test_import_contracts_hold():
     result = lint_imports(REPO_ROOT)
     assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-2000:]
     assert "0 broken" in result.stdout
+
+
+def package_of(module: str) -> str:
+    """`bench.run.stream` -> `bench.run`; `groupings.registry` -> `groupings`."""
+    parts = module.split(".")
+    return ".".join(parts[:2]) if parts[0] == "bench" and len(parts) > 1 else parts[0]
+
+
+def longest_chain(edges: dict[str, set[str]]) -> list[str]:
+    """The longest path of an acyclic package graph (package -> the packages it imports)."""
+    memo: dict[str, list[str]] = {}
+
+    def from_(package: str) -> list[str]:
+        if package not in memo:
+            memo[package] = [package] + max((from_(p) for p in edges.get(package, ())), key=len, default=[])
+        return memo[package]
+    return max((from_(p) for p in edges), key=len, default=[])
+
+
+def test_the_longest_import_chain_between_packages_is_short():
+    """The engines side by side below the run, the experiments above it, the observer and compare
+    below both engines: no chain of imports between packages runs over MAX_CHAIN."""
+    graph = grimp.build_graph(*PACKAGES)
+    edges: dict[str, set[str]] = {}
+    for module in graph.modules:
+        for imported in graph.find_modules_directly_imported_by(module):
+            if package_of(imported) != package_of(module):
+                edges.setdefault(package_of(module), set()).add(package_of(imported))
+    chain = longest_chain(edges)
+    assert len(chain) <= MAX_CHAIN, " -> ".join(chain)
+
+
+def test_the_longest_chain_is_found():
+    edges = {"a": {"b", "c"}, "b": {"d"}, "d": {"e"}, "c": set()}
+    assert longest_chain(edges) == ["a", "b", "d", "e"]
 
 
 @pytest.mark.parametrize("added, broken, reported", [

@@ -16,7 +16,7 @@ from matplotlib import colormaps
 from matplotlib.figure import Figure
 
 from bench.compare.table import metric_name
-from bench.observer.resources import SOAK_COLUMNS
+from bench.results.ticks import SOAK_COLUMNS
 
 _SIZE = (8.0, 4.2)
 

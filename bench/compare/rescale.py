@@ -19,7 +19,7 @@ import pandas as pd
 from matplotlib import colormaps
 from matplotlib.figure import Figure
 
-from bench.observer.batches import journal_batches
+from bench.results.batches import journal_batches
 
 ROUTING_ORDER = ("KEY", "KEY_GROUP", "VNODE")
 _LATENCY = "latency_ms_max"

@@ -1,5 +1,6 @@
-"""The facts the observer keeps of each micro-batch, from its progress (`batch_figures`), and the
-batch journal a run record keeps of them (`<run>/observer/progress.jsonl`, `journal_batches`).
+"""The facts the observer keeps of each micro-batch, from its progress (`batch_figures`); the batch
+journal a run record keeps of them (`<run>/observer/progress.jsonl`) is read back by
+`bench.results.batches.journal_batches`.
 
 A batch's progress carries the observed metrics of the worker stage (`bench.topology.worker`: rows,
 the grouping stage's routing summaries, the worker tasks' latency histograms) and of the splitter
@@ -10,13 +11,11 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from pathlib import Path
 
 import numpy as np
 
 from bench import latency
-from bench.topology.splitter import SPLIT_TUPLES_METRICS, SPLITTER_METRICS
-from bench.topology.worker import WORKER_METRICS
+from bench.metrics import SPLIT_TUPLES_METRICS, SPLITTER_METRICS, WORKER_METRICS
 
 
 def _iso_ms(text: str) -> int:
@@ -118,18 +117,3 @@ def released_figures(summaries: list[str]) -> list[list[int]]:
         for hold_batch, tuples in json.loads(text).get("released") or ():
             released[int(hold_batch)] = released.get(int(hold_batch), 0) + int(tuples)
     return [[b, released[b]] for b in sorted(released)]
-
-
-def journal_batches(run_dir) -> dict[int, dict]:
-    """The observer's batch journal of a run record (`<run_dir>/observer/progress.jsonl`): one
-    figures dict per batch id, the last line of a batch id winning (a resumed run may journal a
-    batch again); empty when the run has no journal."""
-    journal = Path(run_dir) / "observer" / "progress.jsonl"
-    if not journal.is_file():
-        return {}
-    batches = {}
-    for line in journal.read_text().splitlines():
-        if line.strip():
-            fig = json.loads(line)
-            batches[fig["batch_id"]] = fig
-    return batches

@@ -36,9 +36,8 @@ import numpy as np
 import pandas as pd
 
 from bench import latency, metrics
-from bench.observer.batches import batch_figures, journal_batches
-from bench.topology.grouping_stage import timestamps_ms
-from bench.topology.sink import read_batches
+from bench.observer.batches import batch_figures
+from bench.results.batches import journal_batches, read_batches, timestamps_ms
 
 DETAIL_BATCHES = 32
 """How many of the newest batches (by batch id) keep their bulky figures (BULKY) in the observer's

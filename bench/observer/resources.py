@@ -26,6 +26,8 @@ import numpy as np
 import pandas as pd
 import psutil
 
+from bench.results.ticks import SOAK_COLUMNS
+
 MIB = 1 << 20
 RESOURCE_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
                     "spark_heap_live_mib", "spark_full_gcs", "checkpoint_mib")
@@ -42,15 +44,6 @@ holds what Spark's `ContextCleaner` frees only once a collection has found its o
 (the broadcast task binaries, shuffle statuses and accumulators of the batches since the previous
 full collection): a full collection and another a few seconds later left 228 and 133 MiB where
 single ones had left 399 (soak-mb-8, 2026-12-02)."""
-SOAK_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
-                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes",
-                "batch_duration_ms", "batch_us_per_row")
-"""What `growth` reads: the resources, the state stores' memory and the size of their data (Spark's
-progress, micro-batch mode: the operators' `memoryUsedBytes`, RocksDB's memtables, block cache and
-table readers; their `rocksdbSstFileSize`, the live SST files), the batch time and the batches'
-time per row they read (`bench.observer.observer.batch_us_per_row`). With both of each pair, a
-state store memory that grows over data that does not is a cache filling, not state, and a batch
-time that grows while the time per row does not is batches holding more rows, not costing more."""
 FLAT_GROWTH_PCT = 10.0
 """A series is flat when its last quarter's median is at most this much above its first quarter's, %."""
 PEAK_QUANTILE = 0.9

@@ -20,7 +20,6 @@ import numpy as np
 from bench import latency, metrics
 from bench.observer.influx import one_line, write_points
 from bench.observer.influx_schema import rescale_points
-from bench.simulate.rescale_figures import WINDOW_MS
 
 
 def resumed_wall_ms(event: Mapping) -> int | None:
@@ -68,7 +67,7 @@ def _imbalance(batches: list[Mapping], first: float, last: float, active: list[i
 
 
 def add_event_figures(events: list[dict], batches: Mapping[int, Mapping], live_input: bool,
-                      window_ms: int = WINDOW_MS) -> None:
+                      window_ms: int = metrics.RESCALE_WINDOW_MS) -> None:
     """Add to each event of summary.json `rescale.events` (in place), on the wall clock:
 
     - `resumed_wall_ms`: the end of the pause (epoch ms);

@@ -13,10 +13,9 @@ from bench.rescale.handoff import HANDOFF_MIN_WATERMARK_DELAY_S
 from bench.rescale.journal import Journal
 from bench.rescale.kafka_clock import topic_span_ms
 from bench.rescale.plan import java_routing, routing_at
-from bench.simulate.rescale import check_rescalable
 from bench.topology.config import TopologyConfig
 from bench.topology.jvm_stage import JVM_PARAMETERS
-from groupings.rescaling import PROTOCOLS, check_schedule, parse_schedule
+from groupings.rescaling import PROTOCOLS, check_rescalable, check_schedule, parse_schedule
 
 SPARK_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER", "HANDOFF")
 """The rescale protocols the Spark topology runs (docs/rescaling.md, "On Spark"): all four."""

@@ -8,8 +8,6 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from bench.stack import connector
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("pyspark", "numpy", "numba", "pandas", "pyarrow", "confluent-kafka", "mmh3", "influxdb-client")
 
@@ -28,17 +26,17 @@ def git_revision() -> dict:
     return {"commit": commit, "dirty": None if status is None else bool(status)}
 
 
-def versions() -> dict:
-    """Python and the packages whose behaviour shapes the figures, and Spark's Kafka connector
-    (`bench.stack.connector.Connector.record`: official, or built from which sources)."""
+def versions(kafka_connector: dict | None = None) -> dict:
+    """Python and the packages whose behaviour shapes the figures, Spark's Kafka connector as its
+    caller found it (`bench.stack.connector.cached_record`: official, or built from which sources;
+    None when there is none) and Java."""
     out = {"python": platform.python_version()}
     for name in PACKAGES:
         try:
             out[name] = metadata.version(name)
         except metadata.PackageNotFoundError:
             out[name] = None
-    kafka_connector = connector.cached()
-    out["kafka_connector"] = kafka_connector.record() if kafka_connector is not None else None
+    out["kafka_connector"] = kafka_connector
     try:
         java = subprocess.run(["java", "-version"], capture_output=True, text=True, timeout=30)
         out["java"] = (java.stderr or java.stdout).splitlines()[0] if java.returncode == 0 else None

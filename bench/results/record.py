@@ -16,6 +16,7 @@ import os
 import re
 import secrets
 import tempfile
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -57,12 +58,16 @@ class RunRecord:
     """Writer of one run's folder (created on first write).
 
     Args: run_id: checked with `check_run_id`; root: the results folder (`results/` by default,
-        `BENCH_RESULTS_DIR` overrides).
+        `BENCH_RESULTS_DIR` overrides); kafka_connector: gives, at each write of `run.json`, what
+        it records under `versions` of Spark's Kafka connector (`bench.stack.connector.cached_record`;
+        None for none).
     """
 
-    def __init__(self, run_id: str, root: Path | None = None):
+    def __init__(self, run_id: str, root: Path | None = None,
+                 kafka_connector: Callable[[], dict | None] = lambda: None):
         self.run_id = check_run_id(run_id)
         self.path = Path(root or RESULTS_DIR) / run_id
+        self.kafka_connector = kafka_connector
 
     def _write_json(self, name: str, payload: dict) -> Path:
         self.path.mkdir(parents=True, exist_ok=True)
@@ -91,7 +96,7 @@ class RunRecord:
             "config": config,
             "dataset": dataset,
             "git": environment.git_revision(),
-            "versions": environment.versions(),
+            "versions": environment.versions(self.kafka_connector()),
             "machine": environment.machine(),
             **(extra or {}),
         })

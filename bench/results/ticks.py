@@ -15,6 +15,17 @@ import pandas as pd
 CLOCK_COLUMNS = ("clock_ms", "time_ms")  # simulate writes clock_ms; the stream observer time_ms (epoch)
 SHARE_LIST_COLUMNS = ("load_share_percent", "worker_shares")  # per-tick shares as one list cell
 
+SOAK_COLUMNS = ("driver_rss_mib", "spark_rss_mib", "spark_heap_committed_mib", "spark_heap_used_mib",
+                "spark_heap_live_mib", "checkpoint_mib", "state_memory_bytes", "state_sst_bytes",
+                "batch_duration_ms", "batch_us_per_row")
+"""The tick columns a soak is judged by (`bench.observer.resources.growth`): the resources, the
+state stores' memory and the size of their data (Spark's progress, micro-batch mode: the operators'
+`memoryUsedBytes`, RocksDB's memtables, block cache and table readers; their `rocksdbSstFileSize`,
+the live SST files), the batch time and the batches' time per row they read
+(`bench.observer.observer.batch_us_per_row`). With both of each pair, a state store memory that
+grows over data that does not is a cache filling, not state, and a batch time that grows while the
+time per row does not is batches holding more rows, not costing more."""
+
 
 def clock_column(frame: pd.DataFrame) -> str | None:
     """The clock column a metrics frame has values in (CLOCK_COLUMNS, in that order), or None."""

@@ -15,7 +15,7 @@ import tempfile
 import time
 from dataclasses import replace
 
-from bench.observer.batches import journal_batches
+from bench.results.batches import journal_batches
 from bench.results.record import RunRecord
 from bench.topology import spout
 from bench.topology.config import TopologyConfig

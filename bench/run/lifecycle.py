@@ -36,7 +36,7 @@ from bench.run.summary import summarize
 from bench.topology import job, state_transfer
 from bench.topology.config import TopologyConfig
 from bench.topology.dead_letters import DeadLetters
-from bench.topology.session import build_session
+from bench.topology.session import build_session, connector_record
 from bench.topology.state_layout import slot_table
 from bench.topology.worker_state import read_final_state
 from producers import inspect_topic, replay
@@ -55,7 +55,7 @@ class StreamRun:
         self.config: TopologyConfig = prepared.config
         """The running query's configuration (a STOP_THE_WORLD rescale restarts it with another)."""
         self.spark, self.own_session = spark, spark is None
-        self.record = RunRecord(prepared.run_id, root=self.config.results_dir.parent)
+        self.record = RunRecord(prepared.run_id, self.config.results_dir.parent, connector_record)
         self.resumed = resumes(self.config)
         self.tags = {"run_id": prepared.run_id, "grouping": self.config.grouping, "dataset": self.config.dataset,
                      "workers": str(self.config.workers)}

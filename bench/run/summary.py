@@ -11,7 +11,7 @@ from bench.rescale.journal import Journal
 from bench.run.input import describe_input, input_conditions
 from bench.run.preflight import Prepared
 from bench.topology.config import TopologyConfig
-from bench.topology.sink import read_batches
+from bench.results.batches import read_batches
 
 
 def missed_batches(config: TopologyConfig, observer, offline: set[int] = frozenset()) -> list[int]:

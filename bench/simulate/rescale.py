@@ -27,7 +27,7 @@ from bench.simulate.cluster import EXTRACT, SimCluster, Units
 from bench.simulate.engine import TupleTable
 from bench.simulate.rescale_figures import event_figures, old_owner_share
 from groupings import create_grouping
-from groupings.rescaling import RESCALABLE, CostModel, Move, RescaleEvent, check_schedule, make_protocol
+from groupings.rescaling import CostModel, Move, RescaleEvent, check_rescalable, check_schedule, make_protocol
 
 
 @dataclass(frozen=True)
@@ -66,14 +66,6 @@ class RescaleResult:
     violations: int
     num_workers: int                    # size of the worker id space
     at_old_owner: npt.NDArray[np.float64]  # 1/0: a moved unit's tuple processed by its old owner or not; NaN
-
-
-def check_rescalable(grouping: str) -> None:
-    """Raises: ValueError naming the routings that own keys, if `grouping` is not one of them."""
-    if grouping not in RESCALABLE:
-        raise ValueError(
-            f"--rescale needs a routing that owns keys; {grouping} does not. Allowed: {', '.join(RESCALABLE)}"
-        )
 
 
 def validate(config: RescaleConfig, grouping: str, workers: int, params: dict, span_ms: int) -> None:

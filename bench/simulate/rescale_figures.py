@@ -11,9 +11,6 @@ import numpy.typing as npt
 from bench import metrics
 from bench.observer.influx_schema import RESCALE
 
-WINDOW_MS = 30_000
-"""Width of the before / after windows of throughput and latency around a rescale, ms."""
-
 
 def _pct(values: npt.NDArray[np.float64], q: float) -> float | None:
     return float(np.percentile(values, q)) if values.size else None
@@ -41,7 +38,8 @@ def event_figures(events, table, cl, finish, bad, t_first) -> None:
             table, cl.worker, ts, prev_end, at, e["worker_ids_before"])
         e["std_dev_after"], e["max_mean_after"] = _imbalance(
             table, cl.worker, ts, done, min(nxt, end + 1), e["worker_ids_after"])
-        for name, lo, hi in (("before", at - WINDOW_MS, at), ("during", at, done), ("after", done, done + WINDOW_MS)):
+        for name, lo, hi in (("before", at - metrics.RESCALE_WINDOW_MS, at), ("during", at, done),
+                             ("after", done, done + metrics.RESCALE_WINDOW_MS)):
             sel = (finish >= lo) & (finish < hi)
             span_s = max(hi - lo, 1e-9) / 1000.0
             e[f"throughput_tps_{name}"] = float(sel.sum() / span_s) if hi > lo else None

@@ -22,8 +22,10 @@ from bench.simulate.engine import TupleTable, figures, route_table, timeline, wo
 from bench.simulate.rescale import RescaleConfig
 from bench.simulate.rescale_ticks import EMPTY_TICK, tick_columns
 from bench.simulate.sources import DeadLetters, VirtualClock, from_dataset, from_topic
+from bench.stack import connector
 from datasets.base import Dataset
 from groupings import create_grouping
+from groupings.rescaling import check_rescalable
 
 
 @dataclass
@@ -82,7 +84,7 @@ def run(plan: SimulationPlan, log=print) -> list[PointResult]:
     for g in plan.groupings:  # fail on a bad name or parameter before reading anything
         create_grouping(g, max(plan.workers), **plan.grouping_params)
         if plan.rescale is not None:
-            rescale.check_rescalable(g)
+            check_rescalable(g)
     if plan.run_id and len(plan.groupings) * len(plan.workers) > 1:
         raise ValueError("--run-id names one run: give one grouping and one worker count, or use --experiment-id")
     experiment_id = plan.experiment_id or (
@@ -133,7 +135,7 @@ def _point(plan, table, records, dead, grouping, workers, experiment_id) -> Poin
         }
     if hasattr(instances[0], "pool_sizes"):  # DYNAMIC_KEY: keys whose pool left the default size
         summary["pool_sizes_instance0"] = instances[0].pool_sizes()
-    record = RunRecord(run_id)
+    record = RunRecord(run_id, kafka_connector=connector.cached_record)
     record.write_run("simulate", _run_config(plan, grouping, workers), {
         "name": plan.dataset_name, "params": plan.dataset_params, "fingerprint": plan.dataset.fingerprint(),
         "records": records, "tuples": len(table), "distinct_keys": int(len(table.keys)),

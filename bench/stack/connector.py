@@ -209,6 +209,13 @@ def cached(config: StackConfig | None = None) -> Connector | None:
         return None
 
 
+def cached_record(config: StackConfig | None = None) -> dict | None:
+    """`Connector.record` of the connector in the cache (`cached`), None when there is none: what a
+    run record states about it."""
+    found = cached(config)
+    return found.record() if found is not None else None
+
+
 def connector(config: StackConfig | None = None, quiet: bool = True) -> Connector:
     """The connector in the cache (the official one first), installed when there is none yet.
 

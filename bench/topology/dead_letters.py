@@ -25,6 +25,7 @@ import threading
 import time
 from pathlib import Path
 
+from bench.metrics import SPLITTER_METRICS
 from bench.topology import splitter, spout
 from bench.topology.config import TopologyConfig
 from bench.topology.sink import DeadLetterSink
@@ -32,7 +33,7 @@ from bench.topology.sink import DeadLetterSink
 
 def malformed_count(progress: dict) -> int | None:
     """The batch's malformed input records per the splitter's observed metrics; None if not reported."""
-    metrics = (progress.get("observedMetrics") or {}).get(splitter.SPLITTER_METRICS)
+    metrics = (progress.get("observedMetrics") or {}).get(SPLITTER_METRICS)
     return None if metrics is None or metrics.get("malformed") is None else int(metrics["malformed"])
 
 

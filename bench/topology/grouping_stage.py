@@ -70,13 +70,6 @@ STATE_SCHEMA = T.StructType([
 ])
 
 
-def timestamps_ms(series: pd.Series) -> np.ndarray:
-    """Epoch milliseconds (int64) of a pandas timestamp column, naive (UTC) or tz-aware."""
-    if getattr(series.dt, "tz", None) is not None:
-        series = series.dt.tz_convert("UTC").dt.tz_localize(None)
-    return series.to_numpy(dtype="datetime64[ms]").astype(np.int64)
-
-
 def pack(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """`mapInArrow` function: tuples -> PACKED_SCHEMA rows, one per (splitter, partition) of each
     Arrow batch (at most `spark.sql.execution.arrow.maxRecordsPerBatch` tuples, so rows stay small).

@@ -36,7 +36,8 @@ import pandas as pd
 
 from bench import latency
 from bench.topology.config import TopologyConfig
-from bench.topology.sink import AggregateSink, batch_file, read_batches, write_parquet_atomic
+from bench.results.batches import read_batches
+from bench.topology.sink import AggregateSink, batch_file, write_parquet_atomic
 
 END_OF_INPUT = "end_of_input"
 """The field of the record the driver writes to `<run>.partials` once every tuple of the input is

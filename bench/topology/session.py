@@ -191,6 +191,12 @@ def python_worker_conf() -> dict[str, str]:
     return conf
 
 
+def connector_record() -> dict | None:
+    """What a run record states about the Kafka connector a session loads (`bench.stack.connector`'s
+    record of the cached one: official, or built from which sources); None when none is cached."""
+    return connector.cached_record()
+
+
 def connector_jars() -> list[Path]:
     """Spark's Kafka connector jars from the project's cache (`bench.stack.connector`: the official
     artifact, or the one built from sources)."""

@@ -172,14 +172,6 @@ class DeadLetterSink:
         write_parquet_atomic(frame[["partition", "offset", "kafka_ts", "reason", "value_bytes"]], target)
 
 
-def read_batches(folder: Path) -> pd.DataFrame:
-    """All batch files of a sink folder, one frame (empty if none)."""
-    files = sorted(Path(folder).glob("batch-*.parquet"))
-    frames = [pd.read_parquet(f) for f in files]
-    frames = [f for f in frames if len(f)]
-    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
 def read_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> Iterator[tuple[bytes | None, bytes]]:
     """Every record of `topic` from its start to the end it had when the read began, as (key, value),
     in offset order per partition; nothing for a topic that does not exist. Stops after `timeout_s`

@@ -13,15 +13,8 @@ from __future__ import annotations
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from bench.metrics import SPLIT_TUPLES_METRICS, SPLITTER_METRICS
 from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE, TopologyConfig
-
-SPLITTER_METRICS = "splitter"
-"""Name of the observed metrics of this stage's input records, per batch: records, malformed, max_ts_ms."""
-
-SPLIT_TUPLES_METRICS = "split_tuples"
-"""Name of the observed metrics of this stage's output, per batch: tuples, weight (sum of counts).
-Observed after the explode: a sum over each record's tuples (`aggregate(tuples, ...)`) is a
-higher-order function, which Spark evaluates without code generation."""
 
 
 def input_only(topic: str):

@@ -8,13 +8,9 @@ from groupings.rescaling.base import FAULTS, Cluster, Move, RescaleProtocol
 from groupings.rescaling.cost import CostModel, entry_bytes
 from groupings.rescaling.handoff import handoff_rounds
 from groupings.rescaling.protocols import PROTOCOLS, make_protocol
-from groupings.rescaling.schedule import RescaleEvent, check_schedule, parse_schedule
-
-RESCALABLE: tuple[str, ...] = ("KEY", "KEY_GROUP", "VNODE")
-"""The routings that own keys and can be rescaled: KEY (hash mod n, the naive baseline),
-KEY_GROUP (Flink key groups), VNODE (RisingWave vnodes)."""
+from groupings.rescaling.schedule import RESCALABLE, RescaleEvent, check_rescalable, check_schedule, parse_schedule
 
 __all__ = [
     "FAULTS", "PROTOCOLS", "RESCALABLE", "Cluster", "CostModel", "Move", "RescaleEvent",
-    "RescaleProtocol", "check_schedule", "entry_bytes", "handoff_rounds", "make_protocol", "parse_schedule",
+    "RescaleProtocol", "check_rescalable", "check_schedule", "entry_bytes", "handoff_rounds", "make_protocol", "parse_schedule",
 ]

@@ -12,6 +12,10 @@ import copy
 import re
 from dataclasses import dataclass
 
+RESCALABLE: tuple[str, ...] = ("KEY", "KEY_GROUP", "VNODE")
+"""The routings that own keys and can be rescaled: KEY (hash mod n, the naive baseline),
+KEY_GROUP (Flink key groups), VNODE (RisingWave vnodes)."""
+
 _TIME = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*(ms|s|m)?\s*$")
 _UNIT_MS = {"ms": 1, "s": 1000, "m": 60_000, None: 1000}
 
@@ -103,6 +107,14 @@ def _change(text: str) -> str:
     if len(t) < 2 or t[0] not in "+-" or not t[1:].isdigit():
         raise ValueError(f"bad worker change {text!r}: expected +ID or -ID with ID >= 0, e.g. +10 or -3")
     return t
+
+
+def check_rescalable(grouping: str) -> None:
+    """Raises: ValueError naming the routings that own keys, if `grouping` is not one of them."""
+    if grouping not in RESCALABLE:
+        raise ValueError(
+            f"--rescale needs a routing that owns keys; {grouping} does not. Allowed: {', '.join(RESCALABLE)}"
+        )
 
 
 def check_schedule(events: list[RescaleEvent], span_ms: int, grouping) -> None:

@@ -27,7 +27,7 @@ def test_the_connector_is_for_the_installed_spark_and_a_run_records_it(spark):
     if installed.origin == "built":
         assert installed.built_from.endswith(":sources") and installed.compiler.startswith("scala-compiler-")
     assert sum(artifact_id(jar) == "spark-sql-kafka-0-10_2.13" for jar in installed.jars) == 1
-    assert versions()["kafka_connector"] == installed.record()
+    assert connector.cached_record() == installed.record() == versions(connector.cached_record())["kafka_connector"]
     loaded = spark.sparkContext.getConf().get("spark.jars")
     assert all(str(jar) in loaded for jar in installed.jars)
 

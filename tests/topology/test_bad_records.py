@@ -13,7 +13,8 @@ import pytest
 from bench.run.stream import run_stream
 from bench.run.preflight import RunError, prepare
 from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
-from bench.topology.sink import DLQ_VALUE_MAX_CHARS, read_aggregates, read_batches
+from bench.results.batches import read_batches
+from bench.topology.sink import DLQ_VALUE_MAX_CHARS, read_aggregates
 from datasets import get_dataset
 from producers import replay
 from tests.conftest import E2E_DATASET, E2E_PARTITIONS, e2e_options

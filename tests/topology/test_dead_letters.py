@@ -43,7 +43,8 @@ def test_a_lost_progress_event_and_a_restart_lose_no_dead_letter(stack, spark, t
     from bench.run.input import ensure_topics
     from bench.topology.config import TopologyConfig
     from bench.topology.dead_letters import DeadLetters
-    from bench.topology.sink import read_aggregates, read_batches
+    from bench.results.batches import read_batches
+    from bench.topology.sink import read_aggregates
     from datasets import get_dataset
     from producers.broker import end_offsets
 

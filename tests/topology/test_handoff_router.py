@@ -25,7 +25,7 @@ import pytest
 from bench.observer.batches import released_figures
 from bench.rescale.ownership import PartialRouting, violations
 from bench.rescale.plan import java_routing, routing_at
-from bench.topology.grouping_stage import timestamps_ms
+from bench.results.batches import timestamps_ms
 from bench.topology.jvm_stage import apply_grouping, rescale_spec
 from groupings.rescaling import handoff_rounds
 

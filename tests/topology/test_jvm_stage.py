@@ -17,7 +17,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from bench.topology.grouping_stage import route_batch, routing_summary, timestamps_ms
+from bench.results.batches import timestamps_ms
+from bench.topology.grouping_stage import route_batch, routing_summary
 from bench.topology.jvm_stage import JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, control_schema, data_plane
 
 pytestmark = pytest.mark.spark

@@ -10,7 +10,8 @@ import pandas as pd
 from bench.observer.batches import state_store_figures
 from bench.topology.config import TopologyConfig
 from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
-from bench.topology.sink import read_batches, write_parquet_atomic
+from bench.results.batches import read_batches
+from bench.topology.sink import write_parquet_atomic
 
 MINUTE = 60_000
 

@@ -14,7 +14,8 @@ from bench.run.input import consumed
 from bench.run.options import RunOptions
 from bench.run.preflight import RunError, default_topic, prepare
 from bench.topology.config import TopologyConfig
-from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_order, timestamps_ms, unpack
+from bench.results.batches import timestamps_ms
+from bench.topology.grouping_stage import clock_ms, pack, route_batch, routing_order, unpack
 from bench.topology.session import FILE_SYSTEM_CHECKPOINT_MANAGER, LOCAL_FILE_SYSTEM, ROCKSDB_PROVIDER, session_conf
 from bench.topology.sink import aggregate_messages
 from bench.topology.spout import batch_offsets

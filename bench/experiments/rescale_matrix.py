@@ -7,7 +7,7 @@ each replayed at a fixed rate for 300 s of event time, every key's state carryin
 payload. Every cell writes its run record; the figures and the table go to
 results/compare/rescale-<stamp>/.
 
-Run: `python -m bench.simulate.rescale_matrix [--quick]` (`--quick`: 60 s of input per dataset,
+Run: `python -m bench.experiments.rescale_matrix [--quick]` (`--quick`: 60 s of input per dataset,
 for a smoke test).
 """
 
