@@ -61,7 +61,7 @@ $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "Python 3.11 or newer is required (found %s)" % sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet --config-settings editable_mode=compat -e '.[test]'
+	$(VENV)/bin/pip install --quiet -e '.[test]'
 	@touch $@
 
 venv: $(STAMP)
