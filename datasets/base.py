@@ -15,6 +15,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 __all__ = [
+    "INVALID_UTF8",
+    "KEY_TOO_LONG",
+    "MAX_KEY_BYTES",
+    "NULL_VALUE",
     "Dataset",
     "DatasetFileMissing",
     "KeyStats",
@@ -23,6 +27,18 @@ __all__ = [
     "SourceRecord",
     "SplitterSQL",
 ]
+
+
+MAX_KEY_BYTES = 1024
+"""Default bound on a key's UTF-8 length (`--max-key-bytes`): a record with a longer key is a dead
+letter (`KEY_TOO_LONG`), so that no output record (`<run>.aggregates` is keyed by the key) can
+exceed Kafka's message size."""
+
+# Dead-letter reasons a record gets before its dataset's own rule is asked: the streaming splitter
+# (bench.topology.splitter) and `bench simulate`'s decoding of a recorded topic alike.
+NULL_VALUE = "null value"
+INVALID_UTF8 = "invalid UTF-8"
+KEY_TOO_LONG = "key too long"
 
 
 class MalformedRecord(ValueError):

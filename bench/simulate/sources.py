@@ -13,8 +13,7 @@ import numpy as np
 from confluent_kafka import Consumer, KafkaException, TopicPartition
 
 from bench.simulate.engine import TupleTable
-from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, MAX_KEY_BYTES, NULL_VALUE
-from datasets.base import Dataset, MalformedRecord
+from datasets.base import INVALID_UTF8, KEY_TOO_LONG, MAX_KEY_BYTES, NULL_VALUE, Dataset, MalformedRecord
 
 
 @dataclass

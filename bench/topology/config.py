@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.topology import jvm_stage
+from datasets.base import MAX_KEY_BYTES
 from groupings import GROUPINGS
 
 GROUPING_CLOCKS = ("kafka", "processing")
@@ -28,16 +29,6 @@ micro-batch query (`bench.topology.job`), or the tuple's path in Spark's Real-Ti
 aggregator in a micro-batch query over its output (`bench.topology.realtime`)."""
 MIN_REALTIME_BATCH_S = 5
 """Spark's `spark.sql.streaming.realTimeMode.minBatchDuration` (5,000 ms by default)."""
-
-MAX_KEY_BYTES = 1024
-"""Default bound on a key's UTF-8 length (`--max-key-bytes`): a record with a longer key is a dead
-letter (`KEY_TOO_LONG`), so that no output record (`<run>.aggregates` is keyed by the key) can
-exceed Kafka's message size."""
-
-# Dead-letter reasons the topology gives before the dataset's own rule is asked (the simulator too).
-NULL_VALUE = "null value"
-INVALID_UTF8 = "invalid UTF-8"
-KEY_TOO_LONG = "key too long"
 
 
 # -- settings: one declaration per knob -----------------------------------------------------------

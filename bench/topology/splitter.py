@@ -14,7 +14,8 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from bench.metrics import SPLIT_TUPLES_METRICS, SPLITTER_METRICS
-from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE, TopologyConfig
+from bench.topology.config import TopologyConfig
+from datasets.base import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
 
 
 def input_only(topic: str):

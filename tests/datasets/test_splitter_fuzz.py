@@ -40,7 +40,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from bench.simulate.sources import _Builder
-from bench.topology.config import MAX_KEY_BYTES
+from datasets.base import MAX_KEY_BYTES
 from datasets import Dataset, get_dataset
 from datasets.flights import NYC_FIELDS
 from datasets.twitter import ELECTION_SUBSTRINGS

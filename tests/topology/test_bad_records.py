@@ -12,7 +12,7 @@ import pytest
 
 from bench.run.stream import run_stream
 from bench.run.preflight import RunError, prepare
-from bench.topology.config import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
+from datasets.base import INVALID_UTF8, KEY_TOO_LONG, NULL_VALUE
 from bench.results.batches import read_batches
 from bench.topology.sink import DLQ_VALUE_MAX_CHARS, read_aggregates
 from datasets import get_dataset
