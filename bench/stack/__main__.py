@@ -10,7 +10,7 @@ from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
 from bench.stack import Stack, StackConfig, StackError
-from bench.stack import artifacts, connector
+from bench.stack import artifacts, connector, maven
 
 
 def delete_topic(bootstrap_servers: str, topic: str, timeout_s: float = 30.0) -> None:
@@ -35,8 +35,9 @@ def main(argv: list[str] | None = None) -> int:
         if args.command == "install":
             artifacts.install_all(config)
             kafka_connector = connector.install(config)
+            maven.topology_jars(quiet=False)
             print(f"installed: Kafka {artifacts.KAFKA_VERSION}, Spark's Kafka connector ({kafka_connector.describe()}), "
-                  f"influxd 1.8.10, under {config.cache_dir}")
+                  f"influxd 1.8.10, under {config.cache_dir}; the topology's JVM stages in {maven.TOPOLOGY_JVM_DIR / 'target'}")
         elif args.command == "up":
             stack.up()
             print(f"stack up: Kafka bootstrap {config.bootstrap_servers}, InfluxDB {config.influx_url} "

@@ -31,9 +31,6 @@ from bench.stack.process import StackError
 KAFKA_VERSION = "4.3.1"
 LOG4J_VERSION = "2.25.4"
 INFLUXDB_MODULE = "github.com/influxdata/influxdb/cmd/influxd@v1.8.10"
-HDR_HISTOGRAM = ("org.hdrhistogram", "HdrHistogram", "2.2.2", ())
-"""HdrHistogram's Java original, for the worker task's latency in the JVM (bench/topology/jvm): its
-compressed encoding is the one the Python `hdrh` package reads (bench.latency)."""
 
 KAFKA_DEPENDENCIES = (
     ("org.apache.kafka", "kafka_2.13", KAFKA_VERSION, ()),
@@ -144,14 +141,6 @@ def kafka_broker_jars(config: StackConfig, quiet: bool = False) -> Path:
     return resolve(config, "kafka", KAFKA_DEPENDENCIES, quiet)
 
 
-def hdr_histogram_jars(config: StackConfig | None = None, quiet: bool = False) -> list[Path]:
-    """HdrHistogram's jar (HDR_HISTOGRAM, resolved on first use), for the JVM worker task's classpath.
-
-    Raises: ToolMissing (java/mvn), StackError from Maven."""
-    folder = resolve(config or StackConfig.from_env(), "hdrhistogram", (HDR_HISTOGRAM,), quiet)
-    return sorted(folder.glob("*.jar"))
-
-
 def influxd_binary(config: StackConfig, quiet: bool = False) -> Path:
     """Path of `influxd` 1.8.10, built once into `<cache>/bin` with `go install` (2-4 min).
 
@@ -179,5 +168,4 @@ def influxd_binary(config: StackConfig, quiet: bool = False) -> Path:
 def install_all(config: StackConfig, quiet: bool = False) -> None:
     """Install every artefact of this module (idempotent); `bench.stack.connector.install` adds Spark's."""
     kafka_broker_jars(config, quiet)
-    hdr_histogram_jars(config, quiet)
     influxd_binary(config, quiet)

@@ -28,6 +28,10 @@ GROUPINGS_JVM_DIR = REACTOR_DIR / "groupings" / "jvm"
 """The Java groupings (the Storm peer and the JVM grouping stage route with them), checked against the
 golden vectors by JUnit."""
 
+TOPOLOGY_JVM_DIR = REACTOR_DIR / "bench" / "topology" / "jvm"
+"""The topology's JVM stages (the grouping stage, the worker task, the worker-state operator), compiled
+against Spark as a provided dependency (its pom.xml says which version and why)."""
+
 
 BUILD_LOCK = REACTOR_DIR / ".cache" / "jvm-build.lock"
 """Held while a JVM module is built (`build_lock`)."""
@@ -86,3 +90,11 @@ def build(project: Path, jar_name: str, what: str, quiet: bool = False,
                 raise RuntimeError(f"mvn could not build {what}:\n" + "\n".join(errors))
             stamp.write_text(digest + "\n")
     return [jar, *sorted((target / "lib").glob("*.jar"))]
+
+
+def topology_jars(quiet: bool = True) -> list[Path]:
+    """The topology's JVM stages for `spark.jars`: `grouping-stage.jar`, then what Spark does not ship
+    (the Java groupings' jar, HdrHistogram's), built with the Java groupings (`build`).
+
+    Raises: as `build`."""
+    return build(TOPOLOGY_JVM_DIR, "grouping-stage.jar", "the topology's JVM stages", quiet, uses=(GROUPINGS_JVM_DIR,))

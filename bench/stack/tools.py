@@ -30,8 +30,6 @@ class Tool:
 
 
 JAVA = Tool("java", ("-version",), r'version "?(\d+(?:\.\d+)*)', (17,), "the Kafka broker and Spark")
-JAVAC = Tool("javac", ("-version",), r"javac (\d+(?:\.\d+)*)", (17,),
-             "compiling the JVM grouping stage against Spark's own jars")
 MAVEN = Tool("mvn", ("--version",), r"Apache Maven (\d+(?:\.\d+)*)", (3, 6), "resolving the Kafka and Spark jars")
 GO = Tool("go", ("version",), r"go(\d+(?:\.\d+)*)", (1, 21), "building InfluxDB 1.8.10 once")
 

@@ -36,6 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from bench.topology import jvm_stage
 from bench.topology.python_workers import freeze_after_warm_up
 from groupings import create_grouping
 
@@ -47,21 +48,6 @@ PACKED_SCHEMA = T.StructType(
     + [T.StructField(f"{name}_list", T.ArrayType(kind)) for name, kind in
        zip(PACKED_COLUMNS, [T.LongType(), T.IntegerType(), T.LongType(), T.StringType(), T.LongType()])]
 )
-
-ROUTED_COLUMN = "routed"
-"""What one splitter instance routed in one batch (`routing_summary`), as a JSON string on the
-batch's first output row (NULL on the others); the worker stage's observed metrics collect them
-(`bench.topology.worker`). A string, not arrays: pyspark converts array columns of a pandas output
-element by element in Python (four nullable array columns cost 18 ms per 20,000 rows), a string
-column goes to Arrow as is."""
-
-OUTPUT_SCHEMA = T.StructType([
-    T.StructField("event_ts", T.TimestampType()),
-    T.StructField("key", T.StringType()),
-    T.StructField("count", T.LongType()),
-    T.StructField("worker", T.IntegerType()),
-    T.StructField(ROUTED_COLUMN, T.StringType()),
-])
 
 STATE_SCHEMA = T.StructType([
     T.StructField("grouping", T.BinaryType()),
@@ -143,14 +129,18 @@ def routing_order(partition: np.ndarray, offset: np.ndarray, idx: np.ndarray) ->
 
 
 def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, workers: int, params: dict, clock: str,
-                wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
+                routed_column: str, wall_ms: int | None = None) -> tuple[pd.DataFrame, tuple]:
     """Route one batch of one splitter instance. Pure: no Spark; the unit under test.
 
     Args: state: `(pickled grouping, clock_ms, tuples)` or None for a new instance; rows: the tuples
         of one splitter instance, columns `partition, offset, idx, event_ms` (Kafka timestamp, epoch
-        ms), `key, count`, any order.
-    Returns: the rows in routing order as OUTPUT_SCHEMA columns (`event_ts` UTC; the batch's
-        `routing_summary` on its first row) and the new state.
+        ms), `key, count`, any order; routed_column: the output's summary column
+        (`jvm_stage.routed_column`).
+    Returns: the rows in routing order as the grouping stages' output columns
+        (`jvm_stage.output_schema`: `event_ts` UTC; the batch's `routing_summary` on its first row, as
+        a JSON string: pyspark converts array columns of a pandas output element by element in Python,
+        four nullable array columns 18 ms per 20,000 rows, a string column goes to Arrow as is) and
+        the new state.
     """
     columns = {name: rows[name].to_numpy() for name in ("partition", "offset", "idx", "event_ms", "key", "count")}
     order = routing_order(columns["partition"], columns["offset"], columns["idx"])
@@ -177,7 +167,7 @@ def route_batch(state: tuple | None, rows: pd.DataFrame, *, grouping: str, worke
     summary = np.full(len(keys), None, dtype=object)
     if len(keys):
         summary[0] = json.dumps(routing_summary(routed, keys, counts, workers), separators=(",", ":"))
-    out[ROUTED_COLUMN] = summary
+    out[routed_column] = summary
     last = int(now[-1]) if len(now) else (int(state[1]) if state else wall)
     return out, (pickle.dumps(instance, protocol=pickle.HIGHEST_PROTOCOL), last, seen + len(keys))
 
@@ -186,11 +176,12 @@ class GroupingProcessor(StatefulProcessor):
     """The stateful processor: state = one grouping instance per splitter key. A rescale run routes
     in the JVM (`bench.topology.jvm_stage`): this stage does not rescale."""
 
-    def __init__(self, grouping: str, workers: int, params: dict, clock: str):
+    def __init__(self, grouping: str, workers: int, params: dict, clock: str, routed_column: str):
         self.grouping = grouping
         self.workers = workers
         self.params = dict(params)
         self.clock = clock
+        self.routed_column = routed_column
 
     def init(self, handle: StatefulProcessorHandle) -> None:
         self.state = handle.getValueState("grouping", STATE_SCHEMA)
@@ -203,7 +194,8 @@ class GroupingProcessor(StatefulProcessor):
         stored = self.state.get()
         out, new_state = route_batch(tuple(stored) if stored is not None else None,
                                      unpack(pd.concat(frames, ignore_index=True)), grouping=self.grouping,
-                                     workers=self.workers, params=self.params, clock=self.clock)
+                                     workers=self.workers, params=self.params, clock=self.clock,
+                                     routed_column=self.routed_column)
         self.state.update(new_state)
         if len(out):
             yield out
@@ -214,10 +206,13 @@ class GroupingProcessor(StatefulProcessor):
 
 
 def apply_grouping(tuples: DataFrame, grouping: str, workers: int, params: dict, clock: str) -> DataFrame:
-    """`splitter.split` output -> OUTPUT_SCHEMA rows; `event_ts` is again the event-time column."""
+    """`splitter.split` output -> the grouping stages' output rows (`jvm_stage.output_schema`, the JVM
+    stage's: one schema for both); `event_ts` is again the event-time column."""
+    spark = tuples.sparkSession
+    processor = GroupingProcessor(grouping, workers, params, clock, jvm_stage.routed_column(spark))
     return tuples.mapInArrow(pack, PACKED_SCHEMA).groupBy("splitter").transformWithStateInPandas(
-        statefulProcessor=GroupingProcessor(grouping, workers, params, clock),
-        outputStructType=OUTPUT_SCHEMA,
+        statefulProcessor=processor,
+        outputStructType=jvm_stage.output_schema(spark),
         outputMode="Append",
         timeMode="None",
         eventTimeColumnName="event_ts",

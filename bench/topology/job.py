@@ -30,7 +30,7 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     if config.live_rescale:
         channel = rescale_channel.read(spark, config.rescale_channel_dir)
         controls = rescale_channel.switch_rows(channel, config.splitters, jvm_stage.control_schema(spark),
-                                               jvm_stage.CONTROL_COLUMN)
+                                               jvm_stage.control_column(spark))
         transfers = rescale_channel.transfer_rows(channel, worker_state.INPUT_SCHEMA, state_transfer.TRANSFER_COLUMN)
     if config.data_plane == "jvm":
         rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space,

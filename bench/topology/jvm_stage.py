@@ -11,46 +11,54 @@ and a parameter the Java port does not take (SLB's `t`, `epsilon`) take the Pyth
 (`bench.topology.grouping_stage`), which does not rescale; `data_plane` says which, and the run
 records it.
 
-The stage is compiled with `javac` against the jars of the installed pyspark, the Spark that runs
-it, so it never needs Spark from Maven; its jar and the Java groupings' go into `spark.jars`, which
+The stages are a module of the repository's Maven reactor (bench/topology/jvm/pom.xml, built with the
+Java groupings by `bench.stack.maven.topology_jars`, which `make install` runs), with Spark as a
+provided dependency; their jar, the Java groupings' and HdrHistogram's go into `spark.jars`, which
 ships them to a cluster's executors too (`bench.topology.session`).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib.metadata
-import importlib.util
 import json
-import subprocess
-import tempfile
 from pathlib import Path
 
-from bench.stack import maven, tools
-from bench.stack.artifacts import hdr_histogram_jars
-
-JVM_GROUPINGS = ("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "D_CHOICES", "W_CHOICES", "KEY_GROUP", "VNODE")
-"""The groupings of the Java library (`groupings.Groupings.NAMES`, checked by a test)."""
-
-JVM_PARAMETERS: dict[str, tuple[str, ...]] = {
-    "DYNAMIC_KEY": ("distinct_key_count", "warm_up_ms", "check_interval_ms", "initial_pool_size",
-                    "maintenance_period_ms", "old_promotion_every"),
-    "KEY_GROUP": ("max_parallelism",),
-    "VNODE": ("vnodes",),
-}
-"""The parameters (`--param`, integers) the Java groupings take, by grouping
-(`groupings.Groupings.PARAMETERS`, checked by a test); SLB's `t` and `epsilon` are not among them."""
-
-STAGE_DIR = Path(__file__).with_name("jvm")
-"""GroupingStage.java under src/main/java; the built jar under target/."""
-
-STAGE_JAR = STAGE_DIR / "target" / "grouping-stage.jar"
-GROUPINGS_JAR = "stream-groupings.jar"
+from bench.stack import maven
 
 
-CONTROL_COLUMN = "control"
-"""The column of a control row (`GroupingStage.CONTROL_INPUT`) that carries a live rescale's switch
-record (`bench.topology.rescale_channel`); NULL on tuple rows."""
+JAVA_PORT = maven.GROUPINGS_JVM_DIR / "src" / "main" / "resources" / "groupings" / "java-port.properties"
+"""The groupings of the Java library and the integer parameters each takes: the one list that both
+`groupings.Groupings` (NAMES, PARAMETERS, from its jar) and this module read."""
+
+
+def parse_port(text: str) -> dict[str, tuple[str, ...]]:
+    """JAVA_PORT's format (`Groupings.parsePort`): one line per grouping, `NAME = p1, p2` (nothing after
+    `=`: no parameter); blank lines and lines starting with `#` are skipped. Returns grouping name ->
+    its parameters, in the order of the lines.
+
+    Raises: ValueError for a line without `=` or a name given twice."""
+    port: dict[str, tuple[str, ...]] = {}
+    for line in text.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        name, equals, rest = line.partition("=")
+        if not equals:
+            raise ValueError(f"a line of {JAVA_PORT.name} without '=': {line}")
+        name = name.strip()
+        if name in port:
+            raise ValueError(f"{JAVA_PORT.name} names {name} twice")
+        port[name] = tuple(p.strip() for p in rest.split(",")) if rest.strip() else ()
+    return port
+
+
+_PORT = parse_port(JAVA_PORT.read_text(encoding="utf-8"))
+
+JVM_GROUPINGS: tuple[str, ...] = tuple(_PORT)
+"""The groupings of the Java library, in JAVA_PORT's order (`groupings.Groupings.NAMES`)."""
+
+JVM_PARAMETERS: dict[str, tuple[str, ...]] = {name: params for name, params in _PORT.items() if params}
+"""The parameters (`--param`, integers) the Java groupings take, by grouping, for those that take any
+(`groupings.Groupings.PARAMETERS`); SLB's `t` and `epsilon` are not among them."""
 
 
 def data_plane(grouping: str, grouping_params: dict) -> str:
@@ -102,42 +110,16 @@ def written_planes(checkpoint: Path) -> dict[str, str]:
 
 
 def jars(quiet: bool = True) -> list[Path]:
-    """The Java groupings' jar, HdrHistogram's and the stages' (GroupingStage, WorkerTask, WorkerState),
-    built when missing or older than their sources.
+    """The stages' jar (GroupingStage, WorkerTask, WorkerState), the Java groupings' and HdrHistogram's,
+    built by Maven when missing or older than their sources (`bench.stack.maven.topology_jars`).
 
-    Raises: ToolMissing (java, javac, mvn); StackError when Maven cannot resolve HdrHistogram;
-    RuntimeError with the compiler's errors."""
-    groupings_jar = maven.build(maven.GROUPINGS_JVM_DIR, GROUPINGS_JAR, "the Java groupings", quiet)[0]
-    libraries = [groupings_jar, *hdr_histogram_jars(quiet=quiet)]
-    sources = sorted((STAGE_DIR / "src" / "main" / "java").rglob("*.java"))
-    digest = hashlib.sha256(importlib.metadata.version("pyspark").encode())
-    for library in libraries:
-        digest.update(library.name.encode() + b"\0" + library.read_bytes())
-    for source in sources:
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    stamp = STAGE_JAR.with_suffix(".built")
-    with maven.build_lock():
-        if stamp.is_file() and stamp.read_text().strip() == digest.hexdigest() and STAGE_JAR.is_file():
-            return [*libraries, STAGE_JAR]
-        tools.require(tools.JAVAC)
-        if not quiet:
-            print("compiling the JVM grouping stage (bench/topology/jvm) ...", flush=True)
-        spark_jars = Path(importlib.util.find_spec("pyspark").origin).parent / "jars"
-        with tempfile.TemporaryDirectory(prefix="grouping-stage-") as classes:
-            compiled = subprocess.run(["javac", "--release", "17", "-nowarn", "-d", classes, "-cp",
-                                       ":".join([f"{spark_jars}/*", *map(str, libraries)]), *map(str, sources)],
-                                      capture_output=True, text=True, check=False)
-            if compiled.returncode != 0:
-                raise RuntimeError("javac could not compile the JVM grouping stage:\n" + compiled.stderr[-2000:])
-            STAGE_JAR.parent.mkdir(parents=True, exist_ok=True)
-            subprocess.run(["jar", "cf", str(STAGE_JAR), "-C", classes, "."], check=True)
-        stamp.write_text(digest.hexdigest() + "\n")
-    return [*libraries, STAGE_JAR]
+    Raises: ToolMissing (java, mvn); RuntimeError with Maven's error lines when the build fails."""
+    return maven.topology_jars(quiet)
 
 
 def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict | None = None,
                    rescale: str = "{}", controls=None, real_time: bool = False):
-    """`splitter.split` output -> the grouping stage's OUTPUT_SCHEMA rows, routed in the JVM
+    """`splitter.split` output -> the grouping stage's OUTPUT rows (`output_schema`), routed in the JVM
     (`GroupingStage.apply`) by `grouping` with `params` (JVM_PARAMETERS; None: its defaults);
     `event_ts` is again the event-time column. The session needs `jars()`.
 
@@ -156,10 +138,32 @@ def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict
                                  None if controls is None else controls._jdf, real_time), spark)
 
 
+def output_schema(spark):
+    """`GroupingStage.OUTPUT`, read from the session's JVM: the routed tuples of either grouping stage
+    (this one, and the Python one of `bench.topology.grouping_stage`), pyspark type."""
+    return _schema(spark.sparkContext._jvm.bench.topology.GroupingStage.OUTPUT)
+
+
+def routed_column(spark) -> str:
+    """`GroupingStage.ROUTED`, read from the session's JVM: the OUTPUT column that carries one
+    splitter instance's routing summary per batch (on one row; NULL on the others)."""
+    return spark.sparkContext._jvm.bench.topology.GroupingStage.ROUTED
+
+
 def control_schema(spark):
     """`GroupingStage.CONTROL_INPUT`, read from the session's JVM: a switch record's row on the JVM
     stage's input (pyspark type)."""
+    return _schema(spark.sparkContext._jvm.bench.topology.GroupingStage.CONTROL_INPUT)
+
+
+def control_column(spark) -> str:
+    """`GroupingStage.CONTROL`, read from the session's JVM: the column of a control row that carries a
+    live rescale's switch record (`bench.topology.rescale_channel`); NULL on tuple rows."""
+    return spark.sparkContext._jvm.bench.topology.GroupingStage.CONTROL
+
+
+def _schema(java_struct):
     # deferred: as in apply_grouping
     from pyspark.sql import types as T
 
-    return T.StructType.fromJson(json.loads(spark._jvm.bench.topology.GroupingStage.CONTROL_INPUT.json()))
+    return T.StructType.fromJson(json.loads(java_struct.json()))

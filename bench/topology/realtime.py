@@ -40,7 +40,6 @@ from pyspark.sql import types as T
 
 from bench.topology import jvm_stage, spout, splitter, worker
 from bench.topology.config import TopologyConfig
-from bench.topology.grouping_stage import ROUTED_COLUMN
 from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
 from bench.topology.sink import AggregateSink
 
@@ -76,7 +75,7 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
     tuples = splitter.split(spout.read_kafka(spark, config), config, splitter_sql)
     routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
                                       config.grouping_params, real_time=True)
-    worked = worker.placed_and_worked(routed.drop(ROUTED_COLUMN), config.worker_space, config.cost_ms,
+    worked = worker.placed_and_worked(routed.drop(jvm_stage.routed_column(spark)), config.worker_space, config.cost_ms,
                                       config.cost_every)
     partials = worker.window_partials(
         worked, config.worker_window_s,

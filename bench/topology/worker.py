@@ -22,8 +22,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from bench.metrics import WORKER_METRICS
-from bench.topology import worker_state
-from bench.topology.grouping_stage import ROUTED_COLUMN
+from bench.topology import jvm_stage, worker_state
 
 
 DONE_COLUMN = "done_us"
@@ -107,7 +106,7 @@ def work(routed: DataFrame, workers: int, cost_ms: float, cost_every: int, windo
     observed = worked.observe(
         WORKER_METRICS,
         F.count(F.lit(1)).alias("rows"),
-        F.collect_list(ROUTED_COLUMN).alias("routed"),  # NULLs are skipped: one per splitter and batch
+        F.collect_list(jvm_stage.routed_column(spark)).alias("routed"),  # NULLs are skipped: one per splitter and batch
         latency_lines(spark).alias("latency"),
     )
     stateful = observed if state_partitions is None else \

@@ -18,8 +18,10 @@ import pandas as pd
 import pytest
 
 from bench.results.batches import timestamps_ms
+from bench.topology import grouping_stage
 from bench.topology.grouping_stage import route_batch, routing_summary
-from bench.topology.jvm_stage import JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, control_schema, data_plane
+from bench.topology.jvm_stage import (JAVA_PORT, JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, control_column,
+                                      control_schema, data_plane, output_schema, parse_port, routed_column)
 
 pytestmark = pytest.mark.spark
 
@@ -91,14 +93,16 @@ def test_the_jvm_stage_routes_and_summarizes_as_route_batch(spark, tmp_path, gro
     table = tuples()
     jvm = run_once(apply_grouping(stream(spark, table, tmp_path / "in"), grouping, 7, "kafka", params),
                    tmp_path / "cp")
-    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params=params, clock="kafka")[0]
+    python = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params=params, clock="kafka",
+                                   routed_column="routed")[0]
                        for _, rows in table.groupby("splitter"))
     assert len(jvm) == len(table) and list(jvm.columns) == ["event_ts", "key", "count", "worker", "routed"]
     assert len(summaries(jvm)) == 3  # one per splitter instance and batch
     assert summaries(jvm) == summaries(python)
     assert routing(jvm) == routing(python)
     if params:  # the parameters matter: the grouping with its defaults routes these tuples otherwise
-        defaults = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
+        defaults = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka",
+                                         routed_column="routed")[0]
                              for _, rows in table.groupby("splitter"))
         assert routing(jvm) != routing(defaults)
 
@@ -113,6 +117,47 @@ def test_only_the_java_groupings_with_parameters_java_takes_take_the_jvm():
 def test_the_parameters_java_takes_are_the_java_librarys(spark):
     java = spark.sparkContext._jvm.groupings.Groupings.PARAMETERS
     assert {g: tuple(java.get(g)) for g in java.keySet()} == JVM_PARAMETERS
+    assert tuple(spark.sparkContext._jvm.groupings.Groupings.NAMES) == JVM_GROUPINGS
+
+
+def java_port(spark, text: str) -> dict[str, tuple[str, ...]]:
+    """`Groupings.parsePort` of `text`, in the session's JVM."""
+    jvm = spark.sparkContext._jvm
+    port = jvm.groupings.Groupings.parsePort(jvm.java.io.BufferedReader(jvm.java.io.StringReader(text)))
+    return {name: tuple(port.get(name)) for name in port.keySet()}
+
+
+def test_both_languages_follow_a_change_of_the_one_list_of_java_groupings(spark):
+    """JAVA_PORT is the one source of the Java groupings' names and parameters: edited (a grouping
+    added, one dropped, a parameter added, the order changed), both Java's and Python's readings of
+    it follow, and they are equal; read as shipped, it is what both sides hold."""
+    text = JAVA_PORT.read_text(encoding="utf-8")
+    assert java_port(spark, text) == parse_port(text) == {g: JVM_PARAMETERS.get(g, ()) for g in JVM_GROUPINGS}
+    edited = "\n".join(line.replace("VNODE = vnodes", "VNODE = vnodes, replicas") for line in text.splitlines()
+                       if not line.startswith("SHUFFLE")) + "\n  # a comment\nNEW_ONE =\nFIRST_ONE = a,b\n"
+    expected = {**{g: JVM_PARAMETERS.get(g, ()) for g in JVM_GROUPINGS if g != "SHUFFLE"},
+                "VNODE": ("vnodes", "replicas"), "NEW_ONE": (), "FIRST_ONE": ("a", "b")}
+    assert java_port(spark, edited) == parse_port(edited) == expected
+    assert list(java_port(spark, edited)) == list(parse_port(edited)) == list(expected)
+    for broken, error in (("KEY\n", "without '='"), ("KEY =\nKEY = a\n", "names KEY twice")):
+        with pytest.raises(ValueError, match=error):
+            parse_port(broken)
+        with pytest.raises(Exception, match=error):
+            java_port(spark, broken)
+
+
+def test_the_python_stage_outputs_the_jvm_stages_schema(spark, tmp_path):
+    """One output schema for both grouping stages, the JVM's (`GroupingStage.OUTPUT`): on the same input,
+    the Python stage's DataFrame has the JVM stage's schema, summary column included."""
+    routed_in_java = apply_grouping(stream(spark, tuples(10), tmp_path / "java"), "KEY", 7, "kafka")
+    routed_in_python = grouping_stage.apply_grouping(stream(spark, tuples(10), tmp_path / "python"), "KEY", 7, {},
+                                                     "kafka")
+    # names and types: nullability and the event-time column's watermark metadata are the engine's
+    assert routed_in_python.schema.simpleString() == routed_in_java.schema.simpleString() == \
+        output_schema(spark).simpleString()
+    jvm = spark.sparkContext._jvm.bench.topology.GroupingStage
+    assert routed_column(spark) == jvm.ROUTED == output_schema(spark).fieldNames()[-1]
+    assert control_column(spark) == jvm.CONTROL and control_column(spark) in control_schema(spark).fieldNames()
 
 
 def test_a_parameter_the_java_grouping_does_not_take_is_refused_before_the_query_runs(spark, tmp_path):
@@ -149,7 +194,8 @@ def test_a_due_switch_installs_the_control_planes_routing_before_the_batch(spark
                 for _, rows in owners.groupby("splitter")]
     assert summaries(jvm) == sorted(expected)
     assert routing(jvm) == sorted(zip(owners["worker"], owners["key"], owners["event_ms"], owners["count"]))
-    unscaled = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka")[0]
+    unscaled = pd.concat(route_batch(None, rows, grouping=grouping, workers=7, params={}, clock="kafka",
+                                     routed_column="routed")[0]
                          for _, rows in table.groupby("splitter"))
     assert routing(jvm) != routing(unscaled)  # the switch mattered
     # a switch not due yet (batch 5) leaves the routing as it was

@@ -46,7 +46,8 @@ def test_route_batch_equals_sequential_choose_whatever_the_batches_and_row_order
     state, got = None, []
     for chunk in np.array_split(np.arange(len(data)), [700, 701, 2000]):
         shuffled = data.iloc[chunk].sample(frac=1.0, random_state=1)  # a shuffle does not keep order
-        out, state = route_batch(state, shuffled, grouping=grouping, workers=5, params={}, clock="kafka")
+        out, state = route_batch(state, shuffled, grouping=grouping, workers=5, params={}, clock="kafka",
+                                 routed_column="routed")
         got.extend(out["worker"].tolist())
     assert got == expected
     assert state[2] == len(data)
@@ -72,7 +73,7 @@ def test_routing_order_is_none_for_tuples_in_order_and_sorts_the_others():
 
 def test_route_batch_puts_what_it_routed_on_the_first_row():
     data = rows(500).assign(count=np.arange(500, dtype=np.int64) % 3 + 1)
-    out, _ = route_batch(None, data, grouping="PARTIAL_KEY", workers=4, params={}, clock="kafka")
+    out, _ = route_batch(None, data, grouping="PARTIAL_KEY", workers=4, params={}, clock="kafka", routed_column="routed")
     summary = json.loads(out["routed"].iloc[0])
     assert summary["loads"] == out.groupby("worker")["count"].sum().reindex(range(4), fill_value=0).tolist()
     assert summary["tuples"] == np.bincount(out["worker"], minlength=4).tolist()

@@ -1,5 +1,13 @@
 package groupings;
 
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeSet;
@@ -9,22 +17,75 @@ import java.util.TreeSet;
  * reference groupings, SLB's two (D_CHOICES, W_CHOICES) and the two that own groups of keys.
  */
 public final class Groupings {
-    public static final List<String> NAMES =
-            List.of("SHUFFLE", "KEY", "PARTIAL_KEY", "DYNAMIC_KEY", "D_CHOICES", "W_CHOICES", "KEY_GROUP", "VNODE");
+    /**
+     * The resource (beside this class) that lists the port's groupings and their parameters: the one
+     * list that this class and the Python side (bench/topology/jvm_stage.py) both read.
+     */
+    public static final String PORT_RESOURCE = "java-port.properties";
+
+    private static final Map<String, List<String>> PORT = readPort();
+
+    /** The port's groupings, in the order of {@link #PORT_RESOURCE}. */
+    public static final List<String> NAMES = List.copyOf(PORT.keySet());
 
     /**
-     * The parameters each grouping of this port takes, with the names and meanings of the Python
-     * groupings' keyword arguments (groupings/dynamic_key.py, key_group.py, vnode.py); all integers.
-     * A grouping not listed takes none here (SLB's {@code t} and {@code epsilon} are fixed at the
-     * reference's values in this port).
+     * The parameters each grouping of this port takes (all integers), for the groupings that take
+     * any; a grouping not listed takes none here (SLB's {@code t} and {@code epsilon} are fixed at
+     * the reference's values in this port).
      */
-    public static final Map<String, List<String>> PARAMETERS = Map.of(
-            "DYNAMIC_KEY", List.of("distinct_key_count", "warm_up_ms", "check_interval_ms", "initial_pool_size",
-                    "maintenance_period_ms", "old_promotion_every"),
-            "KEY_GROUP", List.of("max_parallelism"),
-            "VNODE", List.of("vnodes"));
+    public static final Map<String, List<String>> PARAMETERS = withParameters(PORT);
 
     private Groupings() {}
+
+    /**
+     * Parses {@link #PORT_RESOURCE}'s format: one line per grouping, {@code NAME = p1, p2} (nothing
+     * after {@code =}: no parameter); blank lines and lines starting with {@code #} are skipped.
+     *
+     * @return grouping name -> its parameters, in the order of the lines
+     * @throws IllegalArgumentException for a line without {@code =} or a name given twice
+     */
+    public static Map<String, List<String>> parsePort(BufferedReader lines) throws IOException {
+        Map<String, List<String>> port = new LinkedHashMap<>();
+        for (String line = lines.readLine(); line != null; line = lines.readLine()) {
+            String text = line.strip();
+            if (text.isEmpty() || text.startsWith("#")) {
+                continue;
+            }
+            int equals = text.indexOf('=');
+            if (equals < 0) {
+                throw new IllegalArgumentException("a line of " + PORT_RESOURCE + " without '=': " + text);
+            }
+            String name = text.substring(0, equals).strip();
+            String rest = text.substring(equals + 1).strip();
+            List<String> parameters = rest.isEmpty() ? List.of()
+                    : Arrays.stream(rest.split(",")).map(String::strip).toList();
+            if (port.put(name, parameters) != null) {
+                throw new IllegalArgumentException(PORT_RESOURCE + " names " + name + " twice");
+            }
+        }
+        return port;
+    }
+
+    private static Map<String, List<String>> readPort() {
+        try (InputStream resource = Groupings.class.getResourceAsStream(PORT_RESOURCE)) {
+            if (resource == null) {
+                throw new IllegalStateException(PORT_RESOURCE + " is missing beside " + Groupings.class.getName());
+            }
+            return parsePort(new BufferedReader(new InputStreamReader(resource, StandardCharsets.UTF_8)));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    private static Map<String, List<String>> withParameters(Map<String, List<String>> port) {
+        Map<String, List<String>> parameters = new LinkedHashMap<>();
+        port.forEach((name, names) -> {
+            if (!names.isEmpty()) {
+                parameters.put(name, names);
+            }
+        });
+        return Map.copyOf(parameters);
+    }
 
     /**
      * One instance of grouping {@code name} (reference defaults; D_CHOICES and W_CHOICES with SLB's

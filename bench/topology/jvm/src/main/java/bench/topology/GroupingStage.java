@@ -73,14 +73,22 @@ import scala.jdk.javaapi.CollectionConverters;
  * transformWithStateInPandas and unpacks them in a Python worker.
  */
 public final class GroupingStage {
-    /** The routed tuples, bench/topology/grouping_stage.py's OUTPUT_SCHEMA: {@code event_ts} is
-     * again the event-time column; {@code routed} the routing summary (NULL but on one row). */
+    /** The column of {@link #OUTPUT} that carries a batch's routing summary. */
+    public static final String ROUTED = "routed";
+
+    /** The column of {@link #CONTROL_INPUT} that carries a switch record. */
+    public static final String CONTROL = "control";
+
+    /** The routed tuples, the output of both grouping stages (this one and the Python one,
+     * bench/topology/grouping_stage.py, which reads it from here: bench/topology/jvm_stage.py
+     * {@code output_schema}): {@code event_ts} is again the event-time column; {@link #ROUTED} the
+     * routing summary (NULL but on one row). */
     public static final StructType OUTPUT = new StructType()
             .add("event_ts", DataTypes.TimestampType)
             .add("key", DataTypes.StringType)
             .add("count", DataTypes.LongType)
             .add("worker", DataTypes.IntegerType)
-            .add("routed", DataTypes.StringType);
+            .add(ROUTED, DataTypes.StringType);
 
     /** A live rescale's control row: a switch record ({@code control}, JSON with {@code "switch": k})
      * for one splitter instance, its other columns NULL (bench/topology/rescale_channel.py). */
@@ -92,7 +100,7 @@ public final class GroupingStage {
             .add("event_ts", DataTypes.TimestampType)
             .add("key", DataTypes.StringType)
             .add("count", DataTypes.LongType)
-            .add("control", DataTypes.StringType);
+            .add(CONTROL, DataTypes.StringType);
 
     /** Jackson's mapper, thread-safe once configured: one per JVM (a new one per record builds its
      * deserializers again). */
@@ -188,7 +196,7 @@ public final class GroupingStage {
             throw new IllegalArgumentException("HANDOFF hands over key groups or vnodes; " + grouping + " has none");
         }
         Dataset<Row> input = tuples.select("splitter", "partition", "offset", "idx", "event_ts", "key", "count")
-                .withColumn("control", functions.lit(null).cast(DataTypes.StringType));
+                .withColumn(CONTROL, functions.lit(null).cast(DataTypes.StringType));
         if (controls != null) {
             input = input.unionByName(controls.selectExpr(CONTROL_INPUT.fieldNames()));
         }
