@@ -173,7 +173,7 @@ rescale: $(STAMP)
 # PEERS=flink,kstreams: also Apache Flink and Kafka Streams rescaling the same state on the same records, both events
 # (bench/peers/flink, bench/peers/kstreams, built with Maven on first use).
 rescale-bench: up
-	$(PY) -m bench.perf.rescale_bench $(if $(PEERS),--peers $(PEERS)) $(ARGS)
+	$(PY) -m bench.experiments.rescale_bench $(if $(PEERS),--peers $(PEERS)) $(ARGS)
 
 clean: down
 	rm -rf .stack

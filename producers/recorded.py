@@ -1,5 +1,5 @@
 """Replay a recorded topic into a fresh one, at the pace its Kafka timestamps give: the open-loop
-input of a peer (`bench.perf.rescale_peers`), so that every system reads the very records the
+input of a peer (`bench.peers.rescale`), so that every system reads the very records the
 harness read, arriving as they arrived when they were recorded.
 
 Each record keeps its partition, value and Kafka timestamp (CreateTime), so per-key state

@@ -101,7 +101,7 @@ def test_import_contracts_catch_a_break(tmp_path, added, broken, reported):
     pure groupings package (one that runs up to the run; one that closes a cycle with the registry,
     which imports it) breaks them."""
     for pkg in PACKAGES:
-        shutil.copytree(REPO_ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__", "peers"))
+        shutil.copytree(REPO_ROOT / pkg, tmp_path / pkg, ignore=shutil.ignore_patterns("__pycache__", "src", "target"))
     shutil.copy(REPO_ROOT / "pyproject.toml", tmp_path)
     shuffle = tmp_path / "groupings" / "shuffle.py"
     shuffle.write_text(shuffle.read_text() + f"\n{added}  # on purpose\n")

@@ -1,5 +1,5 @@
 """The capacity ladder of the Storm peer (`make capacity PEERS=storm`): the harness's steps on the
-Storm peer fitted to the machine (`bench.storm_peer.fitted_executors`), decided by the same
+Storm peer fitted to the machine (`bench.peers.storm.fitted_executors`), decided by the same
 rule (`decision.step_holds` on `decision.lag_series`).
 
 One step: a fresh topic of P = 10 partitions; the peer started on it (it reads from the start, so
@@ -25,7 +25,7 @@ import time
 from bench.capacity.decision import Thresholds, lag_series, lag_slope, step_holds
 from bench.observer.influx import one_line
 from bench.run.input import ensure_topics
-from bench.storm_peer import fitted_executors, latency_figures, run_storm_peer
+from bench.peers.storm import fitted_executors, latency_figures, run_storm_peer
 from datasets import get_dataset
 from producers.replay import replay
 

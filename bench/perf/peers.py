@@ -48,7 +48,7 @@ from pathlib import Path
 from bench.perf import pipeline, stages
 from bench.perf._harness import Row
 from bench.stack import StackConfig
-from bench.storm_peer import build_storm_peer, fitted_executors, run_storm_peer
+from bench.peers.storm import build_storm_peer, fitted_executors, run_storm_peer
 
 SECTION = "peers"
 

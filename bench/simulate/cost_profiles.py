@@ -7,7 +7,7 @@ runs, date), `costs` (CostModel parameters that differ from the defaults), `fit`
 parameter: the value on each run of the fit and the spread) and `checks` (its predictions against
 runs outside the fit, with their errors). Without a profile the simulator charges `CostModel`'s
 defaults, part 1's model: a record-at-a-time engine's 5 ms control messages with Spark's measured
-restart. The flink and kstreams profiles are written by `python -m bench.perf.cost_fit` from a
+restart. The flink and kstreams profiles are written by `python -m bench.experiments.cost_fit` from a
 rescale bench with peers; the spark profile holds the calibration of docs/rescaling.md ("Calibrating
 the protocols that run inside the query"), where every control step is a micro-batch.
 """

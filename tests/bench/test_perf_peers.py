@@ -5,7 +5,7 @@ import json
 import pytest
 
 from bench.perf.peers import Comparison, comparison_rows, format_comparison
-from bench.storm_peer import fitted_executors, latency_figures, parse_peer_output
+from bench.peers.storm import fitted_executors, latency_figures, parse_peer_output
 
 
 def _cmp(**kw):

@@ -12,7 +12,7 @@ from collections import defaultdict
 
 import pytest
 
-from bench.perf.rescale_peers import PEERS, run_peer
+from bench.peers.rescale import PEERS, run_peer
 from groupings.key_group import assign_to_key_group, operator_index_for_key_group
 from tests.junit import junit_suites
 

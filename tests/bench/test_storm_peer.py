@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from bench.storm_peer import fitted_executors, latency_figures, run_storm_peer
+from bench.peers.storm import fitted_executors, latency_figures, run_storm_peer
 
 
 @pytest.mark.parametrize("grouping", ["PARTIAL_KEY", "DYNAMIC_KEY"])

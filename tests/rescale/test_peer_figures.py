@@ -6,7 +6,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.perf.rescale_peers import (
+from bench.peers.rescale import (
     PEERS,
     cell_row,
     event_figures,

@@ -1,4 +1,4 @@
-"""`make rescale-bench`'s plan and tables (bench/perf/rescale_bench.py, bench/perf/rescale_table.py),
+"""`make rescale-bench`'s plan and tables (bench/experiments/rescale_bench.py, bench/experiments/rescale_table.py),
 without Spark: the cells of the scale-out and the scale-in, medians over the runs of a cell, the
 simulator's rows beside them, and the order of the protocols by pause per event."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 import pandas as pd
 import pytest
 
-from bench.perf.rescale_bench import Event, harness_state, parse_args, scale_in_notes
-from bench.perf.rescale_peers import PEERS
-from bench.perf.rescale_table import cell_rows, engines_order, order_by_pause, table_markdown
+from bench.experiments.rescale_bench import Event, harness_state, parse_args, scale_in_notes
+from bench.peers.rescale import PEERS
+from bench.experiments.rescale_table import cell_rows, engines_order, order_by_pause, table_markdown
 
 OUT = "10 -> 12"
 

@@ -1,4 +1,4 @@
-"""Cost profiles (bench.simulate.cost_profiles) and their fit on the peers' runs (bench.perf.cost_fit),
+"""Cost profiles (bench.simulate.cost_profiles) and their fit on the peers' runs (bench.experiments.cost_fit),
 without a JVM or Kafka: the fits are given traces and results shaped as the peers write them."""
 
 import json
@@ -7,8 +7,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from bench.perf.cost_fit import fit_flink, fit_kstreams
-from bench.perf.rescale_peers import PEERS, PeerRun
+from bench.experiments.cost_fit import fit_flink, fit_kstreams
+from bench.peers.rescale import PEERS, PeerRun
 from bench.simulate import cost_profiles
 from bench.simulate.cost_profiles import cost_model, load_profile, profile_names, write_profile
 from groupings.rescaling import CostModel

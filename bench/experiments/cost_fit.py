@@ -1,8 +1,8 @@
 """The simulator's cost model fitted per engine on the rescale peers' runs, and checked on runs outside
 the fit (docs/rescaling.md, "Cost profiles").
 
-    python -m bench.perf.cost_fit fit --bench results/compare/rescale-bench-<stamp> [--engines flink,kstreams]
-    python -m bench.perf.cost_fit check --engine flink [--workers 12 --to 8 --runs 3]
+    python -m bench.experiments.cost_fit fit --bench results/compare/rescale-bench-<stamp> [--engines flink,kstreams]
+    python -m bench.experiments.cost_fit check --engine flink [--workers 12 --to 8 --runs 3]
 
 `fit` reads the peers' runs of a `make rescale-bench PEERS=...` (its rescale-bench.json names them;
 the scale-out runs of each peer's first protocol: Flink's STOP_THE_WORLD, Kafka Streams' LEARNER)
@@ -35,8 +35,8 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.perf import rescale_peers
-from bench.perf.rescale_bench import (
+from bench.peers import rescale as rescale_peers
+from bench.experiments.rescale_bench import (
     DATASET,
     LIMIT,
     PARTITIONS,
@@ -107,7 +107,7 @@ def fit(bench_dir: Path, engines: list[str], bootstrap: str) -> list[Path]:
             costs, details = fit_flink(runs, float(sim0["rescale"]["events"][0]["pause_ms"]))
         else:
             costs, details = fit_kstreams(runs)
-        source = (f"python -m bench.perf.cost_fit fit --bench {bench_dir} ({len(runs)} {peer.title} "
+        source = (f"python -m bench.experiments.cost_fit fit --bench {bench_dir} ({len(runs)} {peer.title} "
                   f"{runs[0].result.get('version')} runs: {record['topic']}, --rescale {record['schedule']}, "
                   f"W {record['workers']} -> {record['workers'] + 2}; {stamp} UTC)")
         path = write_profile(engine, costs, source, details)
@@ -148,7 +148,7 @@ def check(engine: str, workers: int, to: int, runs: int, bootstrap: str, out: Pa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m bench.perf.cost_fit", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m bench.experiments.cost_fit", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit", help="fit the engines' profiles on a rescale bench's peer runs")
     f.add_argument("--bench", type=Path, required=True, help="results/compare/rescale-bench-<stamp>")

@@ -13,7 +13,7 @@ same conditions, beside the simulator's figures for the same topic and schedule.
   `--runs` times each. Each run is a `bench run` process of its own (its own Spark JVM, as a user
   runs it). The cells are interleaved round by round, so that a change of the machine's load hits
   every protocol alike. The load average before and after each run is recorded.
-- Peers (`--peers flink,kstreams`, bench.perf.rescale_peers): Apache Flink and Kafka Streams
+- Peers (`--peers flink,kstreams`, bench.peers.rescale): Apache Flink and Kafka Streams
   rescaling the same per-key state their own way on the same records (the topic replayed into a
   fresh one per run at the pace of its timestamps), on both events, `--runs` times each, in the
   same rounds as the Spark cells; each run's final state checked against the harness's run of the
@@ -27,11 +27,11 @@ Output, results/compare/rescale-bench-<stamp>/:
   steps, HANDOFF's p99 hold delay and rescale time, the state moved, exactness, and the
   simulator's figures; the order of the protocols by pause, on Spark and in the simulator; with
   peers, their table (`rescale_peers.table_markdown`) and the order across the engines per event
-  (bench.perf.rescale_table);
+  (bench.experiments.rescale_table);
 - rescale-bench.json: every row, and each event's schedule and peer runs;
 - `make compare`'s rescale figures over all the runs.
 
-Run: `python -m bench.perf.rescale_bench [--runs 3] [--routings VNODE,KEY_GROUP] [--protocols ...]
+Run: `python -m bench.experiments.rescale_bench [--runs 3] [--routings VNODE,KEY_GROUP] [--protocols ...]
 [--handoff-batches 1,64] [--scale-in-routings KEY_GROUP] [--scale-in-protocols ...] [--peers flink,kstreams]`.
 (A runner of its own, not a section of `make perf`: it drives whole runs.)
 """
@@ -54,8 +54,8 @@ import pandas as pd
 
 from bench.cli import simulate as simulate_command
 from bench.compare.rescale import load_events, rescale_figures
-from bench.perf import rescale_peers
-from bench.perf.rescale_table import cell_name, cell_rows, engines_order, event_label, table_markdown
+from bench.peers import rescale as rescale_peers
+from bench.experiments.rescale_table import cell_name, cell_rows, engines_order, event_label, table_markdown
 from bench.rescale.kafka_clock import topic_span_ms
 from bench.rescale.setup import SPARK_PROTOCOLS
 from bench.results.reader import load_metrics, load_runs
@@ -449,7 +449,7 @@ def bench_record(args, plan: Plan, topic: str, schedules: dict[str, str], condit
                  peers: list[dict], peer_runs: dict) -> dict:
     """rescale-bench.json: the conditions, every row, and each event's schedule, start W and peer
     runs' directories (`{system: {protocol: [dir, ...]}}`); `schedule`, `workers` and `peer_runs` at
-    the top are the scale-out's (the event `bench.perf.cost_fit fit` fits on)."""
+    the top are the scale-out's (the event `bench.experiments.cost_fit fit` fits on)."""
     def runs_of(event):
         return {p.system: {protocol: [str(r.out) for r in peer_runs[p.system, protocol, event.label]
                                       if not isinstance(r, Exception)] for protocol in p.protocols}

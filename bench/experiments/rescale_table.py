@@ -1,4 +1,4 @@
-"""`make rescale-bench`'s rows and tables (bench.perf.rescale_bench): the medians of each Spark cell
+"""`make rescale-bench`'s rows and tables (bench.experiments.rescale_bench): the medians of each Spark cell
 over its runs beside the simulator's figures, per rescale event, and the order of the protocols by
 pause, on Spark, in the simulator and across the engines."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import statistics
 
-from bench.perf import rescale_peers
+from bench.peers import rescale as rescale_peers
 
 
 def event_label(summary: dict) -> str:

@@ -369,9 +369,9 @@ def order_across_engines(cells: list[tuple[str, float | None, list[float]]]) -> 
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m bench.perf.rescale_peers copy --source T --dest T2 [--speed 1]`: a paced copy of a
+    """`python -m bench.peers.rescale copy --source T --dest T2 [--speed 1]`: a paced copy of a
     recorded topic (`producers.recorded`), e.g. to run a peer by hand."""
-    parser = argparse.ArgumentParser(prog="python -m bench.perf.rescale_peers", description=main.__doc__)
+    parser = argparse.ArgumentParser(prog="python -m bench.peers.rescale", description=main.__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     copy = sub.add_parser("copy", help="replay a recorded topic into another at the pace of its timestamps")
     copy.add_argument("--source", required=True)
