@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.capacity.decision import BOUNDS_MS, MAX_LAG_GROWTH, Thresholds
+from bench.cli._arguments import add_run_flag
 from bench.topology.config import MODES
 
 
@@ -23,17 +24,17 @@ def add_parsers(subparsers) -> None:
                     "report the highest rate that holds (median of the repetitions, with their spread), a table "
                     "and a figure of p99 against rate.",
     )
-    p.add_argument("--groupings", default="KEY,PARTIAL_KEY,DYNAMIC_KEY", help="comma-separated (default %(default)s)")
-    p.add_argument("--cost-ms", default="0,1", help="simulated cost per tuple, ms, comma-separated (default %(default)s)")
+    add_run_flag(p, "groupings", default="KEY,PARTIAL_KEY,DYNAMIC_KEY")
+    add_run_flag(p, "cost_ms", default="0,1", many=True, also="one ladder each")
     p.add_argument("--rates", help="input rates to step through, records/s, ascending, for every cost (default: "
                                    "doubling from 250 to 2 x 1000 x W / cost for a cost > 0, 20,000 at W = 10 and 1 ms; "
                                    "from 4,000 to 256,000 at cost 0)")
-    p.add_argument("--dataset", default="COUNTRY_SKEW_R80", help="dataset (default %(default)s)")
+    add_run_flag(p, "dataset", default="COUNTRY_SKEW_R80")
     p.add_argument("--step-s", type=float, default=20.0, help="seconds of input per step (default %(default)s)")
     p.add_argument("--repeat", type=int, default=3, help="repetitions of each ladder (default %(default)s)")
-    p.add_argument("--workers", type=int, default=10, help="workers W (default %(default)s)")
-    p.add_argument("--modes", default=",".join(MODES),
-                   help="the harness's execution modes, each laddered as a system of its own (default %(default)s)")
+    add_run_flag(p, "workers")
+    add_run_flag(p, "mode", default=",".join(MODES), many=True, flag="--modes",
+                 also="each laddered as a system of its own")
     p.add_argument("--bounds-ms", default=",".join(f"{b:g}" for b in BOUNDS_MS),
                    help="processing-latency p99 bounds, ms: a capacity table under each; a ladder climbs until a "
                         "step fails the loosest (default %(default)s)")
@@ -41,14 +42,10 @@ def add_parsers(subparsers) -> None:
                    help="... and its consumer lag grows by at most this fraction of the rate (default %(default)s)")
     p.add_argument("--warmup-s", type=float, default=5.0,
                    help="seconds of each step left out of its figures (default %(default)s)")
-    p.add_argument("--trigger-s", type=float, default=1.0,
-                   help="the harness's micro-batch trigger interval, s; 0: back to back (default %(default)s)")
-    p.add_argument("--aggregators", type=int, default=10,
-                   help="the harness's aggregator partitions A, which in Spark are also the state partitions of "
-                        "its grouping stage and worker windows (default %(default)s, the reference's)")
-    p.add_argument("--realtime-batch-s", type=int, default=300,
-                   help="the real-time mode's batch (its checkpoint interval), s (default %(default)s: no batch "
-                        "boundary within a step)")
+    add_run_flag(p, "trigger_s")
+    add_run_flag(p, "aggregators", also="in Spark also the state partitions of the grouping stage and the worker "
+                                        "windows (the default is the reference's)")
+    add_run_flag(p, "realtime_batch_s", also="the default leaves no batch boundary within a step")
     p.add_argument("--peers", default="", help="'storm': the Storm peer's ladders too, at the same rates on the same "
                                                "records (COUNTRY datasets, W = 10; default none)")
     p.add_argument("--storm-batches", default="1",
@@ -94,7 +91,7 @@ def main(args) -> int:
     if storm_batches != (1,) and not peers:
         print("error: --storm-batches sets the Storm peer's batch size: add --peers storm", file=sys.stderr)
         return 2
-    modes = tuple(x.strip().lower() for x in args.modes.split(",") if x.strip())
+    modes = tuple(x.lower() for x in args.modes)
     if not modes or set(modes) - set(MODES) or len(set(modes)) < len(modes):
         print(f"error: --modes must be distinct modes of {', '.join(MODES)}, got {args.modes!r}", file=sys.stderr)
         return 2
@@ -107,7 +104,7 @@ def main(args) -> int:
         return 2
     options = CapacityOptions(
         groupings=[g.strip().upper() for g in args.groupings.split(",") if g.strip()],
-        costs_ms=_floats(args.cost_ms), rates=rates, dataset=args.dataset, step_s=args.step_s,
+        costs_ms=list(args.cost_ms), rates=rates, dataset=args.dataset, step_s=args.step_s,
         repeat=args.repeat, workers=args.workers, warmup_s=args.warmup_s,
         thresholds=Thresholds(max(bounds), args.max_lag_growth), experiment_id=f"capacity-{stamp}",
         peers=peers, trigger_s=args.trigger_s, aggregators=args.aggregators, storm_batches=storm_batches,

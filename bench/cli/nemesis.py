@@ -8,7 +8,7 @@ import signal
 import sys
 from pathlib import Path
 
-from bench.topology.config import MODES
+from bench.cli._arguments import add_run_flag
 
 DEFAULT_MINUTES = 15.0
 
@@ -24,20 +24,17 @@ def add_parsers(subparsers) -> None:
     )
     p.add_argument("--seed", type=int, help="the faults' seed (default: a random one, printed)")
     p.add_argument("--faults", type=int, default=20, help="faults, rescales included (default %(default)s)")
-    p.add_argument("--mode", choices=MODES, default=MODES[0], help="execution mode (default %(default)s; "
-                   "realtime: no rescale, which that mode refuses)")
-    p.add_argument("--grouping", default="KEY_GROUP",
-                   help="grouping (default %(default)s: a grouping that owns its keys, so that it rescales)")
-    p.add_argument("--dataset", default="US_FLIGHTS_3M", help="dataset (default %(default)s)")
-    p.add_argument("--rate", type=float, default=1000.0, help="replay rate, records/s (default %(default)s)")
+    add_run_flag(p, "mode", also="realtime: no rescale, which that mode refuses")
+    add_run_flag(p, "grouping", default="KEY_GROUP", also="one that owns its keys, so that it rescales")
+    add_run_flag(p, "dataset", default="US_FLIGHTS_3M")
+    add_run_flag(p, "rate", default=1000.0)
     p.add_argument("--minutes", type=float, default=DEFAULT_MINUTES,
                    help="input span, minutes: the prefix replayed is rate x 60 x minutes records, and the faults "
                         "fall within it (default %(default)s)")
-    p.add_argument("--workers", type=int, default=10, help="workers W (default %(default)s)")
-    p.add_argument("--cost-ms", type=float, default=0.0,
-                   help="cost per tuple, ms (default %(default)s: a resumed run catches up its backlog at once)")
-    p.add_argument("--run-id", help="the run's id (default nemesis-<seed>-<mode>)")
-    p.add_argument("--results-dir", type=Path, help="results folder (default results/)")
+    add_run_flag(p, "workers")
+    add_run_flag(p, "cost_ms", default=0.0, also="0: a resumed run catches up its backlog at once")
+    add_run_flag(p, "run_id", also="default nemesis-<seed>-<mode>")
+    add_run_flag(p, "results_dir")
     p.add_argument("--run-args", default="", help="more `bench run` options, one string (e.g. '--trigger-s 0.5')")
     p.add_argument("--plan-only", action="store_true", help="print the seed's faults and stop")
     p.set_defaults(handler=main)

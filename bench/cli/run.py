@@ -9,12 +9,11 @@ from __future__ import annotations
 
 import json
 import sys
-from dataclasses import Field
 
-from bench.cli._arguments import parse_assignments
+from bench.cli._arguments import flag_arguments, parse_assignments
 from bench.logs import describe
 from bench.run.options import CommandSettings, RunOptions
-from bench.topology.config import Setting, settings_of, value_type
+from bench.topology.config import settings_of, value_type
 from groupings import GROUPINGS
 
 
@@ -44,24 +43,7 @@ def add_settings(parser, command: str) -> None:
         for f, s in settings_of(cls):
             flag = s.flag_for(f)
             if flag is not None and (not s.commands or command in s.commands):
-                parser.add_argument(flag, **_flag_arguments(value_type(cls, f), f, s, command))
-
-
-def _flag_arguments(kind: type, f: Field, s: Setting, command: str) -> dict:
-    """argparse's keyword arguments for the flag of setting `f` of type `kind`."""
-    kwargs = {"help": s.help_for(f, command)}
-    if kind is bool:
-        return {**kwargs, "action": "store_true"}
-    if kind is dict:
-        return {**kwargs, "action": "append", "metavar": s.metavar}
-    kwargs["default"] = s.default_for(f)
-    if kind is not str:
-        kwargs["type"] = kind
-    if s.metavar is not None:
-        kwargs["metavar"] = s.metavar
-    if s.choices is not None:
-        kwargs["choices"] = s.choices
-    return kwargs
+                parser.add_argument(flag, **flag_arguments(value_type(cls, f), f, s, command))
 
 
 def options_from(args, grouping: str, run_id: str | None, experiment_id: str | None = None) -> RunOptions:

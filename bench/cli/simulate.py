@@ -5,19 +5,10 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bench.cli._arguments import parse_assignments
+from bench.cli._arguments import add_run_flag, parse_assignments
 from bench.simulate.cost_profiles import cost_model, profile_names
 from groupings import GROUPINGS, canonical_grouping
 from groupings.rescaling import make_protocol, parse_schedule
-
-
-def _csv(kind):
-    def parse(text: str) -> list:
-        try:
-            return [kind(x) for x in text.split(",") if x]
-        except ValueError:
-            raise ValueError(f"not a comma-separated list of {kind.__name__}: {text!r}") from None
-    return parse
 
 
 def add_parsers(subparsers) -> None:
@@ -29,11 +20,11 @@ def add_parsers(subparsers) -> None:
     )
     p.add_argument("--grouping", default="all", help="G[,G...] or 'all' (every name of groupings.GROUPINGS); "
                    "G may be an installed plugin's name or package.module:Class (docs/extending.md)")
-    p.add_argument("--dataset", required=True, help="dataset name (python -m datasets list)")
-    p.add_argument("--dataset-param", action="append", metavar="K=V", help="dataset parameter, repeatable")
-    p.add_argument("--workers", default="10", help="W[,W...] (default 10)")
-    p.add_argument("--splitters", type=int, default=10, help="grouping instances S (default 10)")
-    p.add_argument("--param", action="append", metavar="K=V", help="grouping parameter, repeatable")
+    add_run_flag(p, "dataset", required=True)
+    add_run_flag(p, "dataset_params")
+    add_run_flag(p, "workers", many=True, also="one point each")
+    add_run_flag(p, "splitters")
+    add_run_flag(p, "grouping_params")
     p.add_argument("--rate", type=float, help="virtual clock: records/s (default: the dataset's own times)")
     p.add_argument("--speed", type=float, help="virtual clock: the dataset's own times sped up K times")
     p.add_argument("--limit", type=int, help="records to read")
@@ -47,10 +38,8 @@ def add_parsers(subparsers) -> None:
                    help="rescale while the stream runs: '150s:12,240s:8' (time since the start : new worker "
                         "count) or '150s:+10,+11' / '150s:-3' (worker ids added / removed); needs a routing "
                         "that owns keys (KEY, KEY_GROUP, VNODE); see docs/rescaling.md")
-    p.add_argument("--protocol", default="HANDOFF",
-                   help="rescale protocol: STOP_THE_WORLD, SHARED_STATE, LEARNER or HANDOFF (default)")
-    p.add_argument("--handoff-batch", type=int, default=1,
-                   help="HANDOFF: units (key groups, vnodes, or keys for KEY) handed over per round (default 1)")
+    add_run_flag(p, "protocol", default="HANDOFF")
+    add_run_flag(p, "handoff_batch", also="keys for KEY")
     p.add_argument("--state-bytes", type=int, default=0,
                    help="synthetic payload of each key's worker state, bytes (heavy state; default 0)")
     p.add_argument("--cost-profile", metavar="ENGINE",
@@ -61,7 +50,7 @@ def add_parsers(subparsers) -> None:
     p.add_argument("--influx-url", help="with --rescale: also write each rescale event to this InfluxDB "
                                         "(measurement `rescale`), e.g. the local stack's http://127.0.0.1:8086")
     p.add_argument("--influx-db", default="groupings", help="InfluxDB 1.8 database (default groupings)")
-    p.add_argument("--no-progress", action="store_true")
+    add_run_flag(p, "progress")
     p.set_defaults(handler=main)
 
 
@@ -76,7 +65,7 @@ def main(args) -> int:
     try:
         groupings = list(GROUPINGS) if args.grouping.lower() == "all" else [
             canonical_grouping(g) for g in args.grouping.split(",") if g.strip()]
-        workers = _csv(int)(args.workers)
+        workers = list(args.workers)
         dataset_params = parse_assignments(args.dataset_param)
         dataset = get_dataset(args.dataset, **dataset_params)
         if args.rate is not None and args.speed is not None:

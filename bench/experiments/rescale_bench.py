@@ -53,6 +53,7 @@ from pathlib import Path
 import pandas as pd
 
 from bench.cli import simulate as simulate_command
+from bench.cli._arguments import add_run_flag
 from bench.compare.rescale import load_events, rescale_figures
 from bench.peers import rescale as rescale_peers
 from bench.experiments.rescale_table import cell_name, cell_rows, engines_order, event_label, table_markdown
@@ -217,16 +218,15 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Plan]
     usage error on a protocol that does not run on Spark, `--runs` below 1 or a HANDOFF batch that
     is not a whole number >= 1. No `--scale-in-routings`: no scale-in (and no peer runs of it)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--dataset", default=DATASET)
+    add_run_flag(parser, "dataset", default=DATASET)
     parser.add_argument("--limit", type=int, default=LIMIT, help="records in the topic (default 10000)")
-    parser.add_argument("--max-offsets-per-trigger", type=int, default=500,
-                        help="records per micro-batch (default 500: the input still flows for about ten batches "
-                             "after the event, so that HANDOFF's rounds have tuples to hold)")
+    add_run_flag(parser, "max_offsets_per_trigger", default=500,
+                 also="500: the input still flows for about ten batches after the event, so that HANDOFF's rounds "
+                      "have tuples to hold")
     parser.add_argument("--partitions", type=int, default=PARTITIONS)
     parser.add_argument("--record-rate", type=float, default=RECORD_RATE,
                         help="records/s at which the topic is recorded once (default 2000: 10,000 records span 5 s)")
-    parser.add_argument("--workers", type=int, default=10,
-                        help="W: the scale-out is W -> W + 2, the scale-in W + 2 -> W (default 10)")
+    add_run_flag(parser, "workers", also="the scale-out is W -> W + 2, the scale-in W + 2 -> W")
     parser.add_argument("--routings", default="VNODE,KEY_GROUP", help="the scale-out's routings")
     parser.add_argument("--protocols", default=",".join(SPARK_PROTOCOLS), help="the Spark protocols to run")
     parser.add_argument("--handoff-batches", default="1,64", help="HANDOFF's units per round, one cell each")
@@ -238,7 +238,7 @@ def parse_args(argv: list[str] | None = None) -> tuple[argparse.Namespace, Plan]
                              f"HANDOFF is {SCALE_IN_WHY})")
     parser.add_argument("--runs", type=int, default=3, help="runs per Spark cell (default 3)")
     parser.add_argument("--master", default="local[2]")
-    parser.add_argument("--bootstrap-servers", help="Kafka (default: the local stack, started if needed)")
+    add_run_flag(parser, "bootstrap_servers")
     parser.add_argument("--peers", default="", help="also these systems on the same records, `--runs` times "
                         f"each per event, interleaved with the Spark cells: {', '.join(rescale_peers.PEERS)} "
                         f"(default none)")

@@ -155,3 +155,45 @@ def test_the_readme_table_of_makefile_variables_is_generated():
     block = readme.split(BEGIN, 1)[1].split(END, 1)[0]
     assert block.strip() == makefile_settings_markdown().strip(), \
         "README.md's table of Makefile variables is out of date: python -m bench.run.settings_doc --write"
+
+
+OWN_MEANING = {
+    "simulate": {"--grouping", "--rate", "--limit", "--bootstrap-servers", "--run-id", "--experiment-id", "--rescale",
+                 "--influx-url"},
+    "capacity": {"--repeat"},
+    "nemesis": set(),
+}
+"""Flags of another command that share a name with one of `bench run`'s but not its meaning: the
+simulator's virtual clock, the records it reads, its points, its opt-in InfluxDB; capacity's
+repetitions of a ladder."""
+
+
+@pytest.mark.parametrize("command", sorted(OWN_MEANING))
+def test_the_flags_other_commands_share_with_run_are_declared_once(command):
+    """A flag that `simulate`, `capacity` or `nemesis` shares with `bench run` is run's setting
+    (`add_run_flag`): its help begins with the setting's, its values have the setting's type (one
+    value, or a comma-separated tuple of them); the exceptions are listed, with their reason."""
+    run = flags_of("run")
+    shared = {flag: action for flag, action in flags_of(command).items()
+              if flag in run and flag not in OWN_MEANING[command]}
+    assert len(shared) >= 4, sorted(shared)
+    settings = {s.flag_for(f): (cls, f, s) for cls in (RunOptions, CommandSettings) for f, s in settings_of(cls)}
+    for flag, action in shared.items():
+        cls, f, s = settings[flag]
+        assert action.help.replace("%%", "%").startswith(s.help), (command, flag, action.help)
+        kind = value_type(cls, f)
+        if kind in (bool, dict):
+            assert type(action) is type(run[flag]), (command, flag)
+        elif getattr(action.type, "__name__", "").startswith("comma-separated"):
+            assert action.type("1,2") == (kind("1"), kind("2")) and isinstance(action.default, tuple), (command, flag)
+        else:
+            assert action.type is ARGPARSE_TYPE[kind], (command, flag, action.type)
+
+
+def test_a_list_flag_parses_into_the_settings_type_and_refuses_other_values():
+    capacity = parser("capacity")
+    args = capacity.parse_args(["--cost-ms", "0.5, 2", "--modes", "realtime"])
+    assert args.cost_ms == (0.5, 2.0) and args.modes == ("realtime",)
+    assert capacity.parse_args([]).cost_ms == (0.0, 1.0)
+    with pytest.raises(SystemExit):
+        capacity.parse_args(["--cost-ms", "one"])
