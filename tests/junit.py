@@ -9,12 +9,18 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 
+REACTOR = Path(__file__).resolve().parents[1] / "pom.xml"
+"""The repository's Maven reactor: a module's tests run with the modules it uses built beside it."""
+
+
 def junit_suites(maven: str, project: Path) -> tuple[set[str], int, int]:
-    """`mvn test` in a Maven project (a peer, the Java groupings): (the suites that ran, tests run, tests failed, errored or
+    """`mvn test` of a Maven module (a peer, the Java groupings) on the reactor, with the modules it uses
+    (`-am`, whose tests run too): (the module's suites that ran, tests run, tests failed, errored or
     skipped), from its surefire reports. Fails the test when Maven does."""
     reports = project / "target" / "surefire-reports"
     shutil.rmtree(reports, ignore_errors=True)
-    proc = subprocess.run([maven, "-q", "-B", "-f", str(project / "pom.xml"), "test"],
+    module = str(project.resolve().relative_to(REACTOR.parent))
+    proc = subprocess.run([maven, "-q", "-B", "-f", str(REACTOR), "-pl", module, "-am", "test"],
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, f"mvn test failed:\n{proc.stdout[-3000:]}\n{proc.stderr[-2000:]}"
     # Maven passes with zero tests too: count what ran.

@@ -7,7 +7,9 @@ this package (`storm/`, `flink/`, `kstreams/`, built by `bench.stack.maven`), dr
 - `bench.peers.rescale`: Apache Flink (key groups: stop-with-savepoint, the adaptive scheduler) and
   Kafka Streams (warm-up tasks) rescaling the harness's per-key worker state on the same records:
   run a peer, read its trace and final state, and compute its figures the same way for both.
-  `make rescale-bench PEERS=flink,kstreams` uses it.
+  `make rescale-bench PEERS=flink,kstreams` uses it. What both peers share on the Java side (the
+  command line's pairs, the schedule's syntax, the lines and files they leave) is one module,
+  `contract/`.
 
 What each peer runs and measures: docs/performance.md ("The Storm peer") and docs/rescaling.md.
 """

@@ -44,6 +44,10 @@ from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from producers import check_broker, ensure_topic
 from producers.recorded import RecordedRecord, read_recorded, replay_recorded
 
+CONTRACT_DIR = maven.PEERS_DIR / "contract"
+"""The Maven module of what every rescale peer shares (`PeerArguments`, `RescaleSchedule`, `PeerOutputs`:
+the lines below, the files `run_peer` reads)."""
+
 RESULT_PREFIX = "RESCALE_PEER_RESULT "
 """Start of a peer's last stdout line, followed by its result JSON (also in result.json)."""
 READY_LINE = "RESCALE_PEER_READY"
@@ -92,7 +96,7 @@ def parse_peers(text: str | None) -> list[Peer]:
 
 def build(peer: Peer, quiet: bool = False) -> list[Path]:
     """The peer's classpath, built first if needed. Raises: ToolMissing, RuntimeError (Maven failed)."""
-    return maven.build(peer.project, peer.jar, f"the {peer.title} peer", quiet)
+    return maven.build(peer.project, peer.jar, f"the {peer.title} peer", quiet, uses=(CONTRACT_DIR,))
 
 
 @dataclass

@@ -22,7 +22,7 @@ REACTOR_DIR = Path(__file__).resolve().parents[2]
 """The repository's root: its pom.xml lists every JVM module."""
 
 PEERS_DIR = REACTOR_DIR / "bench" / "peers"
-"""bench/peers: one Maven project per peer system."""
+"""bench/peers: one Maven project per peer system, and the rescale peers' shared `contract`."""
 
 GROUPINGS_JVM_DIR = REACTOR_DIR / "groupings" / "jvm"
 """The Java groupings (the Storm peer and the JVM grouping stage route with them), checked against the

@@ -12,12 +12,12 @@ from collections import defaultdict
 
 import pytest
 
-from bench.peers.rescale import PEERS, run_peer
+from bench.peers.rescale import CONTRACT_DIR, PEERS, run_peer
 from groupings.key_group import assign_to_key_group, operator_index_for_key_group
 from tests.junit import junit_suites
 
 JUNIT_SUITES = {
-    "flink": {"KeyGroupsTest", "ScheduleTest", "WorkerFunctionTest", "SavepointRescaleTest", "AdaptiveRescaleTest"},
+    "flink": {"KeyGroupsTest", "PeerOptionsTest", "WorkerFunctionTest", "SavepointRescaleTest", "AdaptiveRescaleTest"},
     "kstreams": {"KeyStateTest", "PeerOptionsTest", "RescaleTopologyTest"},
 }
 
@@ -26,6 +26,14 @@ JUNIT_SUITES = {
 def test_a_peer_passes_its_junit_tests(maven, system):
     suites, ran, failed = junit_suites(maven, PEERS[system].project)
     assert {f"bench.peers.{system}.{s}" for s in JUNIT_SUITES[system]} <= suites
+    assert ran >= 2 * len(JUNIT_SUITES[system]) and failed == 0
+
+
+def test_the_peers_contract_passes_its_junit_tests(maven):
+    """What the rescale peers share (bench/peers/contract: the command line's pairs, the schedule's
+    syntax, the files a run leaves), tested once for both."""
+    suites, ran, failed = junit_suites(maven, CONTRACT_DIR)
+    assert {"bench.peers.contract.RescaleScheduleTest", "bench.peers.contract.PeerContractTest"} <= suites
     assert ran >= 10 and failed == 0
 
 

@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.RescaleSchedule;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import org.apache.flink.api.common.JobID;
@@ -39,7 +40,7 @@ public final class AdaptiveRescale implements RescaleDriver.Protocol {
     }
 
     @Override
-    public RescaleDriver.Rescaled rescale(JobID id, int from, Schedule.Event e, long deadlineMs) throws Exception {
+    public RescaleDriver.Rescaled rescale(JobID id, int from, RescaleSchedule.Event e, long deadlineMs) throws Exception {
         long request = System.currentTimeMillis();
         jobs.requestParallelism(id, WorkerFunction.NAME, e.workers(), deadlineMs);
         long accepted = System.currentTimeMillis();

@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.PeerOutputs;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -14,21 +15,18 @@ import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
- * The Flink rescale peer (bench/perf/rescale_peers.py): reads a Kafka topic into a Flink job in a
+ * The Flink rescale peer (bench/peers/rescale.py): reads a Kafka topic into a Flink job in a
  * MiniCluster (one TaskManager in this JVM), keeps the harness's per-key worker state in Flink keyed
  * state and rescales it the way {@code --protocol} says ({@link RescaleDriver}): stop-with-savepoint
  * and restore ({@link StopWithSavepoint}), or the adaptive scheduler's rescale of the running job
  * ({@link AdaptiveRescale}). Prints
  * {@code RESCALE_PEER_READY} once the first job runs, then, last, {@code RESCALE_PEER_RESULT <json>};
- * writes trace.csv, state.csv and result.json to {@code --out} ({@link Outputs}). Options:
+ * writes trace.csv, state.csv and result.json to {@code --out} (the peers' contract, {@link PeerOutputs}). Options:
  * {@link PeerOptions}. Exit 0 only when every record was read, every tuple processed and the final
  * state's counts add up to the tuples processed, each record counted once (a record replayed after a
  * restart from a checkpoint is the same record); 2 otherwise (bad options: a one-line error).
  */
 public final class FlinkRescalePeer {
-    /** The line printed once the first job's tasks all run: the harness starts its replay then. */
-    public static final String READY_LINE = "RESCALE_PEER_READY";
-
     private FlinkRescalePeer() {}
 
     /**
@@ -76,13 +74,13 @@ public final class FlinkRescalePeer {
                         ? new AdaptiveRescale(jobs, job) : new StopWithSavepoint(jobs, job, o.out().resolve("savepoints"));
                 RescaleDriver.Outcome outcome = new RescaleDriver(jobs, protocol, o.schedule(), o.maxParallelism(),
                         o.t0Ms(), o.records(), o.out().resolve("savepoints"), () -> {
-                            System.out.println(READY_LINE);
+                            System.out.println(PeerOutputs.READY_LINE);
                             System.out.flush();
                         }).run(o.workers(), deadline);
                 events = outcome.events();
                 state = FinalStateReader.read(jobs.environment(), outcome.savepoint(), outcome.workers(), o.maxParallelism());
             }
-            Outputs.state(o.out().resolve("state.csv"), state);
+            PeerOutputs.writeState(o.out(), state.stream().map(Records.StateRow::contractRow).toList());
             if (events.size() < o.schedule().size()) {
                 System.err.println("warning: " + (o.schedule().size() - events.size())
                         + " rescale event(s) never became due (beyond the input's Kafka time)");
@@ -118,8 +116,8 @@ public final class FlinkRescalePeer {
         result.put("wall_ms", System.currentTimeMillis() - start);
         result.put("events", events);
         try {
-            Outputs.trace(o.out().resolve("trace.csv"), Progress.TRACE.values());
-            Outputs.result(o.out().resolve("result.json"), result);
+            PeerOutputs.writeTrace(o.out(), Progress.TRACE.values());
+            PeerOutputs.writeResult(o.out(), result);
         } catch (Exception e) {
             e.printStackTrace();
             return 2;

@@ -1,13 +1,13 @@
 package bench.peers.flink;
 
+import bench.peers.contract.PeerArguments;
+import bench.peers.contract.RescaleSchedule;
 import java.nio.file.Path;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 
 /**
- * The peer's command line (all {@code --name value}, the rescale peers' contract):
+ * The peer's command line ({@link PeerArguments}: all {@code --name value}, the rescale peers' contract):
  * {@code --bootstrap --topic --records --key-field (dest) [--count-field] --workers (10)
  * [--rescale SCHEDULE] [--t0-ms] --out [--timeout-s (300)]} and the Flink settings
  * {@code --max-parallelism} (128: the harness's KEY_GROUP default for W = 10; Flink keeps it
@@ -24,7 +24,7 @@ import java.util.Set;
  * @param checkpointIntervalMs Flink's checkpoint interval, ms; 0: no checkpoints
  */
 public record PeerOptions(String bootstrap, String topic, long records, String keyField, String countField,
-                          int workers, List<Schedule.Event> schedule, long t0Ms, Path out, long timeoutS,
+                          int workers, List<RescaleSchedule.Event> schedule, long t0Ms, Path out, long timeoutS,
                           int maxParallelism, long bufferTimeoutMs, String protocol, long checkpointIntervalMs) {
 
     /** Flink's stop-with-savepoint and restore at the new parallelism. */
@@ -34,8 +34,8 @@ public record PeerOptions(String bootstrap, String topic, long records, String k
     /** The protocols this peer runs. */
     public static final Set<String> PROTOCOLS = Set.of(STOP_THE_WORLD, ADAPTIVE_RESCALE);
 
-    private static final Set<String> NAMES = Set.of("bootstrap", "topic", "records", "key-field", "count-field",
-            "workers", "rescale", "t0-ms", "out", "timeout-s", "max-parallelism", "buffer-timeout-ms", "protocol",
+    /** The Flink settings, besides the peers' common options ({@link PeerArguments#COMMON}). */
+    private static final Set<String> FLINK_OPTIONS = Set.of("max-parallelism", "buffer-timeout-ms",
             "checkpoint-interval-ms");
 
     /**
@@ -46,27 +46,16 @@ public record PeerOptions(String bootstrap, String topic, long records, String k
      *     unknown protocol, ADAPTIVE_RESCALE without checkpoints
      */
     public static PeerOptions parse(String[] argv) {
-        Map<String, String> a = new HashMap<>();
-        for (int i = 0; i < argv.length; i += 2) {
-            String name = argv[i].startsWith("--") ? argv[i].substring(2) : "";
-            if (!NAMES.contains(name)) {
-                throw new IllegalArgumentException("unknown option '" + argv[i] + "' (known: --" + String.join(", --",
-                        NAMES.stream().sorted().toList()) + ")");
-            }
-            if (i + 1 >= argv.length) {
-                throw new IllegalArgumentException("option " + argv[i] + " needs a value");
-            }
-            a.put(name, argv[i + 1]);
-        }
-        List<Schedule.Event> schedule = Schedule.parse(a.get("rescale"));
-        String countField = a.getOrDefault("count-field", "");
-        String protocol = a.getOrDefault("protocol", STOP_THE_WORLD).strip().toUpperCase();
-        PeerOptions o = new PeerOptions(required(a, "bootstrap"), required(a, "topic"), number(a, "records", null),
-                a.getOrDefault("key-field", "dest"), countField.isEmpty() ? null : countField,
-                (int) number(a, "workers", 10L), schedule, number(a, "t0-ms", schedule.isEmpty() ? 0L : null),
-                Path.of(required(a, "out")), number(a, "timeout-s", 300L), (int) number(a, "max-parallelism", 128L),
-                number(a, "buffer-timeout-ms", 100L), protocol,
-                number(a, "checkpoint-interval-ms", protocol.equals(ADAPTIVE_RESCALE) ? 1000L : 0L));
+        PeerArguments a = PeerArguments.parse(argv, FLINK_OPTIONS);
+        List<RescaleSchedule.Event> schedule = RescaleSchedule.parse(a.text("rescale", null));
+        String countField = a.text("count-field", "");
+        String protocol = a.text("protocol", STOP_THE_WORLD).strip().toUpperCase();
+        PeerOptions o = new PeerOptions(a.required("bootstrap"), a.required("topic"), a.number("records", null),
+                a.text("key-field", "dest"), countField.isEmpty() ? null : countField,
+                (int) a.number("workers", 10L), schedule, a.number("t0-ms", schedule.isEmpty() ? 0L : null),
+                Path.of(a.required("out")), a.number("timeout-s", 300L), (int) a.number("max-parallelism", 128L),
+                a.number("buffer-timeout-ms", 100L), protocol,
+                a.number("checkpoint-interval-ms", protocol.equals(ADAPTIVE_RESCALE) ? 1000L : 0L));
         if (!PROTOCOLS.contains(o.protocol)) {
             throw new IllegalArgumentException("--protocol must be one of " + PROTOCOLS.stream().sorted().toList());
         }
@@ -89,29 +78,6 @@ public record PeerOptions(String bootstrap, String topic, long records, String k
 
     /** The largest worker count of the run (initial or scheduled): the MiniCluster's slots. */
     public int maxWorkers() {
-        return schedule.stream().mapToInt(Schedule.Event::workers).reduce(workers, Math::max);
-    }
-
-    private static String required(Map<String, String> a, String name) {
-        String v = a.get(name);
-        if (v == null || v.isBlank()) {
-            throw new IllegalArgumentException("missing --" + name);
-        }
-        return v;
-    }
-
-    private static long number(Map<String, String> a, String name, Long fallback) {
-        String v = a.get(name);
-        if (v == null) {
-            if (fallback == null) {
-                throw new IllegalArgumentException("missing --" + name);
-            }
-            return fallback;
-        }
-        try {
-            return Long.parseLong(v.strip());
-        } catch (NumberFormatException e) {
-            throw new IllegalArgumentException("--" + name + " must be an integer, not '" + v + "'");
-        }
+        return schedule.stream().mapToInt(RescaleSchedule.Event::workers).reduce(workers, Math::max);
     }
 }

@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.PeerOutputs.TraceRow;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,8 +19,6 @@ import java.util.concurrent.atomic.AtomicLong;
  * effect is in the state the run ends with.
  */
 public final class Progress {
-    /** One processed tuple: a trace.csv row (release_ms -1 = unknown, times epoch ms). */
-    public record TraceRow(String key, int unit, int worker, long releaseMs, long processedMs) {}
 
     /** The ids of the records deserialized by the Kafka source. */
     public static final Set<Long> READ = ConcurrentHashMap.newKeySet();

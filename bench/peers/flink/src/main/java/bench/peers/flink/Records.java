@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.PeerOutputs;
 /**
  * The records the job passes between its operators, as Flink POJOs (public fields, a public no-arg
  * constructor: Flink's PojoSerializer, no Kryo).
@@ -92,6 +93,11 @@ public final class Records {
             r.firstTsMs = s.firstTsMs;
             r.lastTsMs = s.lastTsMs;
             return r;
+        }
+
+        /** This row as the peers' state.csv row. */
+        public PeerOutputs.StateRow contractRow() {
+            return new PeerOutputs.StateRow(key, worker, unit, count, sum, firstTsMs, lastTsMs);
         }
     }
 }

@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.RescaleSchedule;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -39,7 +40,7 @@ public final class RescaleDriver {
          * @return the job now running and the event's own figures for result.json (at least
          *     {@code request_wall_ms}, {@code in_force_wall_ms}, {@code steps_ms}, {@code notes})
          */
-        Rescaled rescale(JobID id, int from, Schedule.Event e, long deadlineMs) throws Exception;
+        Rescaled rescale(JobID id, int from, RescaleSchedule.Event e, long deadlineMs) throws Exception;
     }
 
     /** A rescale done: the job running now and the event's figures. */
@@ -56,7 +57,7 @@ public final class RescaleDriver {
 
     private final ClusterJobs jobs;
     private final Protocol protocol;
-    private final List<Schedule.Event> schedule;
+    private final List<RescaleSchedule.Event> schedule;
     private final int maxParallelism;
     private final long t0Ms;
     private final long records;
@@ -69,7 +70,7 @@ public final class RescaleDriver {
      * @param savepoints the directory of the savepoints
      * @param onRunning  called once the first job's tasks all run (the peer prints its ready line)
      */
-    public RescaleDriver(ClusterJobs jobs, Protocol protocol, List<Schedule.Event> schedule, int maxParallelism,
+    public RescaleDriver(ClusterJobs jobs, Protocol protocol, List<RescaleSchedule.Event> schedule, int maxParallelism,
                          long t0Ms, long records, Path savepoints, Runnable onRunning) {
         this.jobs = jobs;
         this.protocol = protocol;
@@ -100,7 +101,7 @@ public final class RescaleDriver {
             }
             long maxTs = Progress.MAX_TS_MS.get();
             if (next < schedule.size() && maxTs != Long.MIN_VALUE && maxTs - t0Ms >= schedule.get(next).atMs()) {
-                Schedule.Event e = schedule.get(next++);
+                RescaleSchedule.Event e = schedule.get(next++);
                 Progress.GENERATION.incrementAndGet();
                 Rescaled r = protocol.rescale(id, workers, e, deadlineMs);
                 events.add(event(e, workers, r.figures()));
@@ -129,7 +130,7 @@ public final class RescaleDriver {
     }
 
     /** result.json's event: when, from and to, the key groups and keys that changed owner, then the protocol's figures. */
-    private Map<String, Object> event(Schedule.Event e, int from, Map<String, Object> figures) {
+    private Map<String, Object> event(RescaleSchedule.Event e, int from, Map<String, Object> figures) {
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("at_ms", e.atMs());
         m.put("from_workers", from);

@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.RescaleSchedule;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
@@ -34,7 +35,7 @@ public final class StopWithSavepoint implements RescaleDriver.Protocol {
     }
 
     @Override
-    public RescaleDriver.Rescaled rescale(JobID id, int from, Schedule.Event e, long deadlineMs) throws Exception {
+    public RescaleDriver.Rescaled rescale(JobID id, int from, RescaleSchedule.Event e, long deadlineMs) throws Exception {
         long request = System.currentTimeMillis();
         String savepoint = jobs.stopWithSavepoint(id, savepoints, deadlineMs);
         long stopped = System.currentTimeMillis();

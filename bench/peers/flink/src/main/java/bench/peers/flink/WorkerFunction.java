@@ -1,5 +1,6 @@
 package bench.peers.flink;
 
+import bench.peers.contract.PeerOutputs.TraceRow;
 import org.apache.flink.api.common.functions.OpenContext;
 import org.apache.flink.api.common.state.ValueState;
 import org.apache.flink.api.common.state.ValueStateDescriptor;
@@ -71,7 +72,7 @@ public final class WorkerFunction extends KeyedProcessFunction<String, Records.T
             Progress.FIRST_TUPLE_MS.merge(generation, now, Math::min);
         }
         int unit = KeyGroupRangeAssignment.assignToKeyGroup(t.key, maxParallelism);
-        Progress.processed(t.id, new Progress.TraceRow(t.key, unit, subtask, t.releaseMs, now), t.tsMs);
+        Progress.processed(t.id, new TraceRow(t.key, unit, subtask, t.releaseMs < 0 ? null : t.releaseMs, now), t.tsMs);
         out.collect(Records.StateRow.of(t.key, subtask, unit, s));
     }
 }

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bench.peers.contract.RescaleSchedule;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -55,7 +56,7 @@ class AdaptiveRescaleTest {
         long deadline = System.currentTimeMillis() + 120_000;
         ClusterJobs jobs = new ClusterJobs(cluster, false);
         RescaleDriver.Outcome outcome = new RescaleDriver(jobs, new AdaptiveRescale(jobs, job),
-                List.of(new Schedule.Event(VALID / 2, 3)), 128, SavepointRescaleTest.T0, VALID, dir.resolve("savepoints"), () -> {})
+                List.of(new RescaleSchedule.Event(VALID / 2, 3)), 128, SavepointRescaleTest.T0, VALID, dir.resolve("savepoints"), () -> {})
                 .run(2, deadline);
 
         assertEquals(1, outcome.events().size());

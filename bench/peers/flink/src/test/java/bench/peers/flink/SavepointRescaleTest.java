@@ -3,6 +3,8 @@ package bench.peers.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bench.peers.contract.PeerOutputs.TraceRow;
+import bench.peers.contract.RescaleSchedule;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -11,8 +13,8 @@ import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
 import org.apache.flink.runtime.minicluster.MiniCluster;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.test.junit5.InjectMiniCluster;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.junit.jupiter.api.Test;
@@ -56,7 +58,7 @@ class SavepointRescaleTest {
         long deadline = System.currentTimeMillis() + 120_000;
         ClusterJobs jobs = new ClusterJobs(cluster, false);
         RescaleDriver.Outcome outcome = new RescaleDriver(jobs, new StopWithSavepoint(jobs, job, dir.resolve("savepoints")),
-                List.of(new Schedule.Event(VALID / 2, 3)), 128, T0, VALID, dir.resolve("savepoints"), () -> {}).run(2, deadline);
+                List.of(new RescaleSchedule.Event(VALID / 2, 3)), 128, T0, VALID, dir.resolve("savepoints"), () -> {}).run(2, deadline);
 
         assertEquals(1, outcome.events().size());
         Map<String, Object> e = outcome.events().get(0);
@@ -70,7 +72,7 @@ class SavepointRescaleTest {
         List<Records.StateRow> state = FinalStateReader.read(StreamExecutionEnvironment.getExecutionEnvironment(), outcome.savepoint(), 3, 128);
         assertExact(state, 3);
         // Each tuple was processed by the owner of its key group at the parallelism of its job.
-        for (Progress.TraceRow t : Progress.TRACE.values()) {
+        for (TraceRow t : Progress.TRACE.values()) {
             assertTrue(t.worker() == KeyGroups.owner(t.unit(), 128, 2) || t.worker() == KeyGroups.owner(t.unit(), 128, 3));
         }
     }

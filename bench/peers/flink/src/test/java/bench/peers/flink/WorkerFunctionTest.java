@@ -54,13 +54,13 @@ class WorkerFunctionTest {
             assertEquals(1_500, bos.lastTsMs);
             assertEquals(2, h.numKeyedStateEntries());
             assertEquals(4, Progress.processed());
-            assertEquals(7, Progress.TRACE.get(2L).releaseMs());
+            assertEquals(7L, Progress.TRACE.get(2L).releaseMs().longValue());
             // The same record processed again (a replay after a restart from a checkpoint) is one tuple,
             // traced at its last processing.
             h.processElement(new Records.Tuple(4, "IAH", 1, 2_000, 9), 0);
             assertEquals(4, Progress.processed());
             assertEquals(5, Progress.PROCESSINGS.get());
-            assertEquals(9, Progress.TRACE.get(4L).releaseMs());
+            assertEquals(9L, Progress.TRACE.get(4L).releaseMs().longValue());
         }
     }
 

@@ -1,5 +1,7 @@
 package bench.peers.kstreams;
 
+import bench.peers.contract.PeerOutputs;
+import bench.peers.contract.RescaleSchedule;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -38,8 +40,6 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * {@code state_count} and {@code topics_deleted}.
  */
 public final class KafkaStreamsRescalePeer {
-    private static final String RESULT_PREFIX = "RESCALE_PEER_RESULT ";
-    private static final String READY_LINE = "RESCALE_PEER_READY";
 
     private KafkaStreamsRescalePeer() {}
 
@@ -82,16 +82,14 @@ public final class KafkaStreamsRescalePeer {
         boolean ok = describe(result, o, workers, progress, state, reason);
         result.put("wall_ms", System.currentTimeMillis() - start);
         result.put("events", events);
-        Outputs.writeTrace(out, progress.trace());
-        Outputs.writeState(out, state);
-        String line = Outputs.writeResult(out, result);
-        System.out.println(RESULT_PREFIX + line);
-        System.out.flush();
+        PeerOutputs.writeTrace(out, progress.trace());
+        PeerOutputs.writeState(out, state.stream().map(Workers.StateRow::contractRow).toList());
+        PeerOutputs.writeResult(out, result);
         System.exit(ok ? 0 : 2);
     }
 
     /**
-     * Starts the initial instances, prints {@link #READY_LINE} once they hold every unit, then runs
+     * Starts the initial instances, prints {@link PeerOutputs#READY_LINE} once they hold every unit, then runs
      * each event when it is due (adding its entry to {@code events}) until the input is processed.
      *
      * @return null, or why an event never ran
@@ -103,9 +101,9 @@ public final class KafkaStreamsRescalePeer {
             workers.start(i);
         }
         workers.awaitInForce(deadline, "waiting for the " + o.workers() + " initial instances");
-        System.out.println(READY_LINE);
+        System.out.println(PeerOutputs.READY_LINE);
         System.out.flush();
-        List<PeerOptions.Event> pending = new ArrayList<>(o.events());
+        List<RescaleSchedule.Event> pending = new ArrayList<>(o.events());
         while (!pending.isEmpty() || !finished(o, progress)) {
             workers.check(deadline, "waiting for the input (" + progress.recordsRead() + " of " + o.records()
                     + " records read, " + progress.tuplesProcessed() + " tuples processed)");
@@ -123,7 +121,7 @@ public final class KafkaStreamsRescalePeer {
     }
 
     /** Runs event number {@code index}, now due, and returns its entry with {@code due_wall_ms}. */
-    private static Map<String, Object> runEvent(Workers workers, PeerOptions.Event e, Progress progress, int index,
+    private static Map<String, Object> runEvent(Workers workers, RescaleSchedule.Event e, Progress progress, int index,
                                                 long deadline) throws InterruptedException {
         log("rescale " + workers.size() + " -> " + e.workers() + " at " + e.atMs() + " ms");
         Map<String, Object> r = workers.rescale(e, deadline);

@@ -1,5 +1,6 @@
 package bench.peers.kstreams;
 
+import bench.peers.contract.PeerOutputs.TraceRow;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Header;
@@ -41,7 +42,7 @@ public final class KeyStateProcessor implements Processor<String, Long, Void, Vo
         int unit = context.recordMetadata().map(m -> m.partition()).orElse(-1);
         Header source = record.headers().lastHeader(RescaleTopology.SOURCE_HEADER);
         long coordinates = source == null ? -1 : ByteBuffer.wrap(source.value()).getLong();
-        progress.processed(coordinates, new Progress.TraceRow(record.key(), unit, worker,
+        progress.processed(coordinates, new TraceRow(record.key(), unit, worker,
                 releaseMs(record.headers().lastHeader(RescaleTopology.RELEASE_HEADER)), processedMs), record.timestamp());
     }
 

@@ -1,5 +1,6 @@
 package bench.peers.kstreams;
 
+import bench.peers.contract.PeerOutputs.TraceRow;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -16,17 +17,6 @@ import java.util.concurrent.atomic.AtomicLongArray;
  * tuple processed twice keeps the row of its last processing ({@link #reprocessed()} counts them).
  */
 public final class Progress {
-    /**
-     * One processed tuple.
-     *
-     * @param key the key
-     * @param unit the partition of the repartition topic it was processed from
-     * @param worker the instance index
-     * @param releaseMs the {@code release_ms} header (wall epoch ms), null when absent
-     * @param processedMs wall epoch ms when the key's state was updated
-     */
-    public record TraceRow(String key, int unit, int worker, Long releaseMs, long processedMs) {}
-
     private final Map<Long, Boolean> read = new ConcurrentHashMap<>();
     private final Map<Long, Boolean> malformed = new ConcurrentHashMap<>();
     private final Map<Long, TraceRow> trace = new ConcurrentHashMap<>();

@@ -1,5 +1,7 @@
 package bench.peers.kstreams;
 
+import bench.peers.contract.PeerOutputs;
+import bench.peers.contract.RescaleSchedule;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -265,7 +267,7 @@ public final class Workers implements AutoCloseable {
      * @return the event's result entry (the contract's fields plus warm-up and rebalance counts)
      * @throws IllegalStateException when an instance fails or the deadline passes first
      */
-    public Map<String, Object> rescale(PeerOptions.Event event, long deadlineMs) throws InterruptedException {
+    public Map<String, Object> rescale(RescaleSchedule.Event event, long deadlineMs) throws InterruptedException {
         long prepare = System.currentTimeMillis();
         int from = size();
         int to = event.workers();
@@ -310,7 +312,7 @@ public final class Workers implements AutoCloseable {
     }
 
     /** The result entry of an event that asks for the worker count already running. */
-    private static Map<String, Object> unchanged(PeerOptions.Event event, int workers, long request) {
+    private static Map<String, Object> unchanged(RescaleSchedule.Event event, int workers, long request) {
         Map<String, Object> same = new LinkedHashMap<>();
         same.put("at_ms", event.atMs());
         same.put("from_workers", workers);
@@ -519,7 +521,13 @@ public final class Workers implements AutoCloseable {
      * @param unit the repartition partition (task) holding it
      * @param state its state
      */
-    public record StateRow(String key, int worker, int unit, KeyState state) {}
+    public record StateRow(String key, int worker, int unit, KeyState state) {
+        /** This row as the peers' state.csv row. */
+        public PeerOutputs.StateRow contractRow() {
+            return new PeerOutputs.StateRow(key, worker, unit, state.count(), state.sum(), state.firstTsMs(),
+                    state.lastTsMs());
+        }
+    }
 
     /**
      * Closes every instance (leaving the group, 30 s timeout each, in parallel), wipes its local

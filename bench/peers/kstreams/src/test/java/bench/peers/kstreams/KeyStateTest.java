@@ -3,6 +3,7 @@ package bench.peers.kstreams;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 
+import bench.peers.contract.PeerOutputs;
 import org.junit.jupiter.api.Test;
 
 /** The per-key state and its serde. */
@@ -20,8 +21,8 @@ class KeyStateTest {
 
     @Test
     void csvQuotesOnlyWhenNeeded() {
-        assertEquals("IAH", Outputs.csv("IAH"));
-        assertEquals("\"a,b\"", Outputs.csv("a,b"));
-        assertEquals("\"a\"\"b\"", Outputs.csv("a\"b"));
+        assertEquals("IAH", PeerOutputs.csv("IAH"));
+        assertEquals("\"a,b\"", PeerOutputs.csv("a,b"));
+        assertEquals("\"a\"\"b\"", PeerOutputs.csv("a\"b"));
     }
 }

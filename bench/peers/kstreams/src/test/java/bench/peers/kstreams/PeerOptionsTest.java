@@ -4,30 +4,12 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bench.peers.contract.RescaleSchedule;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
-/** The schedule and option parser. */
+/** The option parser (the schedule's syntax: the contract's RescaleScheduleTest). */
 class PeerOptionsTest {
-    @Test
-    void parsesTheHarnessScheduleSyntax() {
-        assertEquals(List.of(new PeerOptions.Event(2499, 12)), PeerOptions.parseSchedule("2499ms:12"));
-        assertEquals(List.of(new PeerOptions.Event(2499, 12), new PeerOptions.Event(3749, 10)),
-                PeerOptions.parseSchedule("2499ms:12,3749ms:10"));
-        assertEquals(List.of(new PeerOptions.Event(2500, 12), new PeerOptions.Event(3750, 3)),
-                PeerOptions.parseSchedule(" 2.5s:12 , 3.75s:3"));
-        assertTrue(PeerOptions.parseSchedule("").isEmpty());
-        assertTrue(PeerOptions.parseSchedule(null).isEmpty());
-    }
-
-    @Test
-    void rejectsBadSchedules() {
-        for (String bad : new String[] {"2499:12", "2499ms", "ms:12", "2499ms:0", "2499ms:12,", "2499min:12",
-                "2499ms:-1", "3s:12,2s:10", "2499ms:12;3749ms:10", "x"}) {
-            assertThrows(IllegalArgumentException.class, () -> PeerOptions.parseSchedule(bad), bad);
-        }
-    }
-
     @Test
     void parsesOptionsWithDefaultsAndKafkaNames() {
         PeerOptions o = PeerOptions.parse(new String[] {"--bootstrap", "127.0.0.1:9092", "--topic", "t", "--records", "10000",
@@ -40,7 +22,7 @@ class PeerOptionsTest {
         assertEquals(60000, o.probingRebalanceIntervalMs());
         assertEquals(0, o.numStandbyReplicas());
         assertEquals(300, o.timeoutS());
-        assertEquals(List.of(new PeerOptions.Event(2499, 12)), o.events());
+        assertEquals(List.of(new RescaleSchedule.Event(2499, 12)), o.events());
     }
 
     @Test

@@ -4,6 +4,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bench.peers.contract.PeerOutputs.TraceRow;
 import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
@@ -65,7 +66,7 @@ class RescaleTopologyTest {
             assertEquals(4, progress.tuplesProcessed());
             Map<String, Long> countByKey = new HashMap<>();
             int withRelease = 0;
-            for (Progress.TraceRow r : progress.trace()) {
+            for (TraceRow r : progress.trace()) {
                 countByKey.merge(r.key(), 1L, Long::sum);
                 assertEquals(7, r.worker());
                 if (r.releaseMs() != null) {

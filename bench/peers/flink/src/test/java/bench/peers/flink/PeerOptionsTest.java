@@ -4,32 +4,14 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import bench.peers.contract.RescaleSchedule;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
-/** The schedule syntax (the harness's) and the command line. */
-class ScheduleTest {
-    @Test
-    void parsesEventsWithUnits() {
-        assertEquals(List.of(new Schedule.Event(2499, 12), new Schedule.Event(3749, 10)),
-                Schedule.parse("2499ms:12,3749ms:10"));
-        assertEquals(List.of(new Schedule.Event(150_000, 12), new Schedule.Event(240_000, 8), new Schedule.Event(300_000, 3)),
-                Schedule.parse(" 150s:12, 240:8 ,5m:3"));
-        assertEquals(List.of(new Schedule.Event(2500, 4)), Schedule.parse("2.5s:4"));
-        assertTrue(Schedule.parse("").isEmpty());
-        assertTrue(Schedule.parse(null).isEmpty());
-    }
-
-    @ParameterizedTest
-    @ValueSource(strings = {"12", "2499ms", "2499ms:", "2499h:12", "-5s:3", "1s:0", "1s:x", "1s:+10", "2s:4,1s:5",
-        "1s:4,1s:5", "1s:4,", ",1s:4"})
-    void rejectsBadSchedules(String text) {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> Schedule.parse(text));
-        assertTrue(!e.getMessage().contains("\n"), "one line: " + e.getMessage());
-    }
-
+/** The command line (the schedule's syntax: the contract's RescaleScheduleTest). */
+class PeerOptionsTest {
     @Test
     void parsesTheCommandLine() {
         PeerOptions o = PeerOptions.parse(("--bootstrap 127.0.0.1:9092 --topic t --records 10000 --key-field dest "

@@ -1,4 +1,4 @@
-package bench.peers.flink;
+package bench.peers.contract;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -9,19 +9,20 @@ import java.util.regex.Pattern;
  * A rescale schedule in the harness's syntax ({@code groupings/rescaling/schedule.py}):
  * {@code 2499ms:12,3749ms:10}, events {@code TIME:COUNT} separated by commas, TIME a non-negative
  * number with unit {@code ms}, {@code s} (the default when none is given) or {@code m}, on the
- * Kafka-timestamp clock (ms since {@code --t0-ms}). Flink rescales to a parallelism, so only the
- * COUNT form is accepted (not the harness's {@code +ID/-ID} worker-id form).
+ * Kafka-timestamp clock (ms since {@code --t0-ms}). The peers rescale to a worker count (Flink's
+ * parallelism, Kafka Streams' instances), so only the COUNT form is accepted (not the harness's
+ * {@code +ID/-ID} worker-id form).
  */
-public final class Schedule {
+public final class RescaleSchedule {
     private static final Pattern TIME = Pattern.compile("^\\s*(\\d+(?:\\.\\d+)?)\\s*(ms|s|m)?\\s*$");
 
-    private Schedule() {}
+    private RescaleSchedule() {}
 
     /**
      * One rescale request.
      *
      * @param atMs    when it is due: ms of Kafka time after t0
-     * @param workers the new worker count (Flink parallelism of the worker operator), at least 1
+     * @param workers the new worker count, at least 1
      */
     public record Event(long atMs, int workers) {}
 
@@ -50,13 +51,13 @@ public final class Schedule {
             int count;
             if (what.startsWith("+") || what.startsWith("-")) {
                 throw new IllegalArgumentException("bad rescale event '" + item + "': worker ids to add or remove "
-                        + "(+ID/-ID) are not supported, Flink rescales to a parallelism: give a count, e.g. 12");
+                        + "(+ID/-ID) are not supported, the peers rescale to a worker count: give a count, e.g. 12");
             }
             try {
                 count = Integer.parseInt(what);
             } catch (NumberFormatException e) {
                 throw new IllegalArgumentException("bad rescale event '" + item
-                        + "': after TIME: give a worker count, e.g. 12 (Flink rescales to a parallelism)");
+                        + "': after TIME: give a worker count, e.g. 12");
             }
             if (count < 1) {
                 throw new IllegalArgumentException("bad rescale event '" + item + "': cannot rescale to "
