@@ -59,7 +59,8 @@ MAX_NUMBER_DIGITS = 1000
 """... numbers of up to 1,000 digits: integer (a lone leading 0 not counted), fraction and exponent
 digits together, the sign not counted."""
 MAX_NAME_CHARS = 50_000
-"""... and field names of up to 50,000 characters."""
+"""... and field names of up to 50,000 characters, Java's: UTF-16 code units, so that a character
+above U+FFFF counts two (`_java_length`)."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -70,9 +71,15 @@ def _object_no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     obj = dict(pairs)
     if len(obj) != len(pairs):
         raise ValueError("duplicate key")
-    if any(len(name) > MAX_NAME_CHARS for name in obj):
+    if any(len(name) > MAX_NAME_CHARS // 2 and _java_length(name) > MAX_NAME_CHARS for name in obj):
         raise ValueError("field name too long")
     return obj
+
+
+def _java_length(text: str) -> int:
+    """`text`'s length as Java's `String.length()` counts it: UTF-16 code units (a character above
+    U+FFFF is two; a lone surrogate, which a `\\uD800` escape gives, one)."""
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 _decoder = json.JSONDecoder(object_pairs_hook=_object_no_duplicates, parse_constant=_reject_constant)

@@ -35,7 +35,7 @@ def parse_port(text: str) -> dict[str, tuple[str, ...]]:
     `=`: no parameter); blank lines and lines starting with `#` are skipped. Returns grouping name ->
     its parameters, in the order of the lines.
 
-    Raises: ValueError for a line without `=` or a name given twice."""
+    Raises: ValueError for a line without `=`, a name given twice or an empty parameter name."""
     port: dict[str, tuple[str, ...]] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -48,6 +48,8 @@ def parse_port(text: str) -> dict[str, tuple[str, ...]]:
         if name in port:
             raise ValueError(f"{JAVA_PORT.name} names {name} twice")
         port[name] = tuple(p.strip() for p in rest.split(",")) if rest.strip() else ()
+        if "" in port[name]:
+            raise ValueError(f"an empty parameter name for {name} in {JAVA_PORT.name}")
     return port
 
 

@@ -446,8 +446,8 @@ def regressions(case: Case) -> list[bytes | None]:
     """Record values the two sides decoded differently when this test was written (the smallest
     forms of what it found) and the values next to them, checked first on every run (one job):
 
-    - numbers of more than 1,000 digits and names of more than 50,000 characters, which Spark's
-      JSON parser rejects (Jackson's read constraints) and Python's takes;
+    - numbers of more than 1,000 digits and names of more than 50,000 characters (Java's: UTF-16
+      code units), which Spark's JSON parser rejects (Jackson's read constraints) and Python's takes;
     - nestings of 800 to 1,001 levels: Spark's parser takes 1,000, Python's as many as its recursion
       limit leaves, and just below that the twin's check for lone surrogates
       (`jsonrule._has_lone_surrogate`, when the record holds a surrogate escape) re-encodes the
@@ -465,6 +465,9 @@ def regressions(case: Case) -> list[bytes | None]:
         *(f'{base},"z":{"1" * n}}}' for n in (1000, 1001, 4300, 4301)),
         *(f'{base},"z":1.{"5" * n}}}' for n in (999, 1000)),
         *(f'{base},"{"k" * n}":1}}' for n in (50_000, 50_001)),
+        # ... counted in Java chars: a character above U+FFFF is two (found by `make fuzz`, 2026-12-06:
+        # 33,153 + 1 + 16,846 characters, 50,001 chars)
+        *(f'{base},"{"k" * (n - 2)}\U0010ffff":1}}' for n in (50_000, 50_001)),
         # Spark's parser: 1,000 levels; Python's: what its recursion limit leaves
         *(f'{base},"z":{"[" * d}{pair}{"]" * d}}}' for d in range(800, 1002)),
     ]

@@ -139,7 +139,8 @@ def test_both_languages_follow_a_change_of_the_one_list_of_java_groupings(spark)
                 "VNODE": ("vnodes", "replicas"), "NEW_ONE": (), "FIRST_ONE": ("a", "b")}
     assert java_port(spark, edited) == parse_port(edited) == expected
     assert list(java_port(spark, edited)) == list(parse_port(edited)) == list(expected)
-    for broken, error in (("KEY\n", "without '='"), ("KEY =\nKEY = a\n", "names KEY twice")):
+    for broken, error in (("KEY\n", "without '='"), ("KEY =\nKEY = a\n", "names KEY twice"),
+                          ("KEY = a,\n", "empty parameter name"), ("KEY = a,,b\n", "empty parameter name")):
         with pytest.raises(ValueError, match=error):
             parse_port(broken)
         with pytest.raises(Exception, match=error):

@@ -42,7 +42,7 @@ public final class Groupings {
      * after {@code =}: no parameter); blank lines and lines starting with {@code #} are skipped.
      *
      * @return grouping name -> its parameters, in the order of the lines
-     * @throws IllegalArgumentException for a line without {@code =} or a name given twice
+     * @throws IllegalArgumentException for a line without {@code =}, a name given twice or an empty parameter name
      */
     public static Map<String, List<String>> parsePort(BufferedReader lines) throws IOException {
         Map<String, List<String>> port = new LinkedHashMap<>();
@@ -58,7 +58,10 @@ public final class Groupings {
             String name = text.substring(0, equals).strip();
             String rest = text.substring(equals + 1).strip();
             List<String> parameters = rest.isEmpty() ? List.of()
-                    : Arrays.stream(rest.split(",")).map(String::strip).toList();
+                    : Arrays.stream(rest.split(",", -1)).map(String::strip).toList();
+            if (parameters.contains("")) {
+                throw new IllegalArgumentException("an empty parameter name for " + name + " in " + PORT_RESOURCE);
+            }
             if (port.put(name, parameters) != null) {
                 throw new IllegalArgumentException(PORT_RESOURCE + " names " + name + " twice");
             }
