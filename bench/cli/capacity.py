@@ -8,12 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.capacity.decision import BOUNDS_MS, MAX_LAG_GROWTH, Thresholds
-from bench.cli._arguments import add_run_flag
+from bench.cli._arguments import add_run_flag, comma_separated
 from bench.topology.config import MODES
-
-
-def _floats(text: str) -> list[float]:
-    return [float(x) for x in text.split(",") if x.strip()]
 
 
 def add_parsers(subparsers) -> None:
@@ -64,7 +60,7 @@ def main(args) -> int:
 
     stamp = f"{datetime.now(timezone.utc):%Y%m%dT%H%M%S}"
     out = args.out or Path(record.RESULTS_DIR) / "capacity" / stamp
-    rates = _floats(args.rates) if args.rates is not None else None
+    rates = list(comma_separated(float)(args.rates)) if args.rates is not None else None
     if rates is not None and (not rates or rates != sorted(rates) or rates[0] <= 0):
         print("error: --rates must be positive and ascending", file=sys.stderr)
         return 2
@@ -96,7 +92,7 @@ def main(args) -> int:
         print(f"error: --modes must be distinct modes of {', '.join(MODES)}, got {args.modes!r}", file=sys.stderr)
         return 2
     try:
-        bounds = tuple(sorted(set(_floats(args.bounds_ms))))
+        bounds = tuple(sorted(set(comma_separated(float)(args.bounds_ms))))
     except ValueError:
         bounds = ()
     if not bounds or bounds[0] <= 0:

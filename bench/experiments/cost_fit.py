@@ -35,7 +35,6 @@ import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
-from bench.peers import rescale as rescale_peers
 from bench.experiments.rescale_bench import (
     DATASET,
     LIMIT,
@@ -46,6 +45,7 @@ from bench.experiments.rescale_bench import (
     run_simulator,
     schedule_of,
 )
+from bench.peers import rescale as rescale_peers
 from bench.results import record as run_record
 from bench.simulate.cost_profiles import load_profile, write_profile
 from producers.recorded import read_recorded

@@ -55,12 +55,12 @@ import pandas as pd
 from bench.cli import simulate as simulate_command
 from bench.cli._arguments import add_run_flag
 from bench.compare.rescale import load_events, rescale_figures
-from bench.peers import rescale as rescale_peers
 from bench.experiments.rescale_table import cell_name, cell_rows, engines_order, event_label, table_markdown
+from bench.peers import rescale as rescale_peers
 from bench.rescale.kafka_clock import topic_span_ms
 from bench.rescale.setup import SPARK_PROTOCOLS
-from bench.results.reader import load_metrics, load_runs
 from bench.results import record as run_record
+from bench.results.reader import load_metrics, load_runs
 from bench.stack import Stack, StackConfig
 from datasets import get_dataset
 from producers import expected_records, inspect_topic, replay
