@@ -16,6 +16,7 @@ import numpy as np
 
 from bench import latency
 from bench.metrics import SPLIT_TUPLES_METRICS, SPLITTER_METRICS, WORKER_METRICS
+from bench.stack.resources import ROUTING_SUMMARY
 
 
 def _iso_ms(text: str) -> int:
@@ -31,9 +32,9 @@ def routed_figures(summaries: list[str], workers: int) -> tuple[list[int], list[
     pairs: set = set()
     for text in summaries:
         summary = json.loads(text)
-        loads += np.asarray(summary["loads"], dtype=np.int64)
-        tuples += np.asarray(summary["tuples"], dtype=np.int64)
-        pairs.update((key, int(worker)) for worker, key in summary["pairs"])
+        loads += np.asarray(summary[ROUTING_SUMMARY.loads], dtype=np.int64)
+        tuples += np.asarray(summary[ROUTING_SUMMARY.tuples], dtype=np.int64)
+        pairs.update((key, int(worker)) for worker, key in summary[ROUTING_SUMMARY.pairs])
     return loads.tolist(), tuples.tolist(), sorted(pairs)
 
 
@@ -114,6 +115,6 @@ def released_figures(summaries: list[str]) -> list[list[int]]:
     `Handoff`); empty for any other batch."""
     released: dict[int, int] = {}
     for text in summaries:
-        for hold_batch, tuples in json.loads(text).get("released") or ():
+        for hold_batch, tuples in json.loads(text).get(ROUTING_SUMMARY.released) or ():
             released[int(hold_batch)] = released.get(int(hold_batch), 0) + int(tuples)
     return [[b, released[b]] for b in sorted(released)]

@@ -39,19 +39,12 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from bench.peers.peer_contract import CONTRACT, read_csv
 from bench.stack import StackConfig, maven
 from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from producers import check_broker, ensure_topic
 from producers.recorded import RecordedRecord, read_recorded, replay_recorded
 
-CONTRACT_DIR = maven.PEERS_DIR / "contract"
-"""The Maven module of what every rescale peer shares (`PeerArguments`, `RescaleSchedule`, `PeerOutputs`:
-the lines below, the files `run_peer` reads)."""
-
-RESULT_PREFIX = "RESCALE_PEER_RESULT "
-"""Start of a peer's last stdout line, followed by its result JSON (also in result.json)."""
-READY_LINE = "RESCALE_PEER_READY"
-"""The stdout line a peer prints once it reads its topic: the replay starts then."""
 STATE_COLUMNS = ["count", "sum", "first_ts_ms", "last_ts_ms"]
 """The per-key state every system keeps (the harness's worker state, bench.topology.worker_state)."""
 
@@ -96,7 +89,7 @@ def parse_peers(text: str | None) -> list[Peer]:
 
 def build(peer: Peer, quiet: bool = False) -> list[Path]:
     """The peer's classpath, built first if needed. Raises: ToolMissing, RuntimeError (Maven failed)."""
-    return maven.build(peer.project, peer.jar, f"the {peer.title} peer", quiet, uses=(CONTRACT_DIR,))
+    return maven.build(peer.project, peer.jar, f"the {peer.title} peer", quiet, uses=(maven.PEER_CONTRACT_DIR,))
 
 
 @dataclass
@@ -120,7 +113,7 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
     by `protocol` (one of `peer.protocols`; default the first).
 
     The copy goes to a fresh topic (`rescale-peers.<out's name>.<epoch ms>`, deleted after the run);
-    it starts when the peer prints READY_LINE. `recorded`: `read_recorded(bootstrap, recorded_topic)`
+    it starts when the peer prints the contract's ready line. `recorded`: `read_recorded(bootstrap, recorded_topic)`
     when the caller has it already (a bench of several runs reads the topic once).
     Returns: the run (result, trace, state). Raises: ValueError: a protocol the peer does not run;
         RuntimeError when the peer does not become ready in `ready_timeout_s`, fails (its reason and
@@ -149,7 +142,7 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
     def read_output():
         for line in proc.stdout:
             tail.append(line.rstrip())
-            if line.strip() == READY_LINE:
+            if line.strip() == CONTRACT.ready_line:
                 ready.set()
 
     reader = threading.Thread(target=read_output, daemon=True)
@@ -184,10 +177,10 @@ def run_peer(peer: Peer, bootstrap: str, recorded_topic: str, workers: int, sche
 def load_run(peer: Peer, out: Path) -> PeerRun:
     """A finished run of `peer` from its directory (result.json, trace.csv, state.csv).
 
-    Raises: FileNotFoundError: a file is missing."""
+    Raises: FileNotFoundError: a file is missing; ValueError: a file's columns are not the contract's."""
     result = json.loads((out / "result.json").read_text())
-    trace = pd.read_csv(out / "trace.csv", dtype={"key": str}, keep_default_na=False, na_values={"release_ms": [""]})
-    state = pd.read_csv(out / "state.csv", dtype={"key": str}, keep_default_na=False)
+    trace = read_csv(out / "trace.csv", CONTRACT.trace_columns, na_values={"release_ms": [""]})
+    state = read_csv(out / "state.csv", CONTRACT.state_columns)
     return PeerRun(peer, result, trace, state, out)
 
 

@@ -6,13 +6,13 @@ and measures: docs/performance.md, "The Storm peer"."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
 from bench import latency
+from bench.peers.peer_contract import result_of
 from bench.stack import maven
 from bench.topology.session import DRIVER_JAVA_OPTIONS, DRIVER_MEMORY
 from bench.topology.spout import CONSUMER_OPTIONS
@@ -21,9 +21,6 @@ STORM_DIR = maven.PEERS_DIR / "storm"
 """The Storm peer's Maven project."""
 
 
-RESULT_PREFIX = "STORM_PEER_RESULT "
-"""Start of the peer's last stdout line, followed by its JSON result."""
-
 WARM_UP_FRACTION = 0.1
 """Share of the tuples a Storm peer run leaves out by default (its throughput and latency start
 after them): the perf section's first harness batch at 200,000 records of 2M; the section passes
@@ -31,14 +28,11 @@ batch / records, a capacity step warm-up x rate / records."""
 
 
 def parse_peer_output(stdout: str) -> dict:
-    """The JSON result of the peer's `STORM_PEER_RESULT {...}` line (the last one).
+    """The JSON result of the peer's result line (`bench.peers.peer_contract.result_of`).
 
     Raises: ValueError when the output has no such line.
     """
-    for line in reversed(stdout.splitlines()):
-        if line.startswith(RESULT_PREFIX):
-            return json.loads(line[len(RESULT_PREFIX):])
-    raise ValueError("the Storm peer printed no STORM_PEER_RESULT line")
+    return result_of(stdout, "Storm")
 
 
 def fitted_executors(cost_ms: float, cores: int | None = None, tasks: int = 10) -> list[str]:
@@ -63,7 +57,8 @@ def latency_figures(result: dict) -> dict:
 def build_storm_peer(quiet: bool = False) -> list[Path]:
     """Build the Storm peer on first use or after a source change (`bench.stack.maven.build`)
     and return its classpath. Raises: ToolMissing (java/mvn), RuntimeError (the build failed)."""
-    return maven.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet, uses=(maven.GROUPINGS_JVM_DIR,))
+    return maven.build(STORM_DIR, "storm-peer.jar", "the Storm peer", quiet,
+                       uses=(maven.GROUPINGS_JVM_DIR, maven.PEER_CONTRACT_DIR))
 
 
 def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,

@@ -22,7 +22,11 @@ REACTOR_DIR = Path(__file__).resolve().parents[2]
 """The repository's root: its pom.xml lists every JVM module."""
 
 PEERS_DIR = REACTOR_DIR / "bench" / "peers"
-"""bench/peers: one Maven project per peer system, and the rescale peers' shared `contract`."""
+"""bench/peers: one Maven project per peer system, and the `contract` every peer shares."""
+
+PEER_CONTRACT_DIR = PEERS_DIR / "contract"
+"""The Maven module of what every peer shares with its driver (the rescale peers' options, schedule and
+files; every peer's result line): bench/peers/peer_contract.py reads its resource file."""
 
 GROUPINGS_JVM_DIR = REACTOR_DIR / "groupings" / "jvm"
 """The Java groupings (the Storm peer and the JVM grouping stage route with them), checked against the
@@ -31,6 +35,7 @@ golden vectors by JUnit."""
 TOPOLOGY_JVM_DIR = REACTOR_DIR / "bench" / "topology" / "jvm"
 """The topology's JVM stages (the grouping stage, the worker task, the worker-state operator), compiled
 against Spark as a provided dependency (its pom.xml says which version and why)."""
+
 
 
 BUILD_LOCK = REACTOR_DIR / ".cache" / "jvm-build.lock"

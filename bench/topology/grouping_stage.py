@@ -36,6 +36,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import types as T
 from pyspark.sql.streaming import StatefulProcessor, StatefulProcessorHandle
 
+from bench.stack.resources import ROUTING_SUMMARY
 from bench.topology import jvm_stage
 from bench.topology.python_workers import freeze_after_warm_up
 from groupings import create_grouping
@@ -102,16 +103,17 @@ def clock_ms(event_ms: np.ndarray, last_ms: int | None, mode: str, wall_ms: int)
 
 def routing_summary(workers_of: np.ndarray, keys: np.ndarray, counts: np.ndarray, workers: int) -> dict:
     """What one routed batch sent where: `workers_of[i]` is the worker of tuple i (key `keys[i]`,
-    weight `counts[i]`). Returns `{"loads": [weight per worker], "tuples": [tuples per worker]}` (length
-    W) and `"pairs": [[worker, key], ...]`, its distinct pairs sorted by (worker, key)."""
+    weight `counts[i]`). Returns the weight and the tuples per worker (`loads`, `tuples`: length W each)
+    and its distinct `pairs` `[[worker, key], ...]` sorted by (worker, key), under the JSON keys of
+    `bench.stack.resources.ROUTING_SUMMARY`."""
     # Key codes in sorted key order, so that sorting (worker, code) sorts (worker, key).
     codes, distinct_keys = pd.factorize(keys, sort=True)
     n_keys = max(len(distinct_keys), 1)
     pair_workers, pair_codes = np.divmod(np.unique(workers_of.astype(np.int64) * n_keys + codes), n_keys)
     return {
-        "loads": np.bincount(workers_of, weights=counts, minlength=workers).astype(np.int64).tolist(),
-        "tuples": np.bincount(workers_of, minlength=workers).tolist(),
-        "pairs": [[w, k] for w, k in zip(pair_workers.tolist(), distinct_keys[pair_codes].tolist())],
+        ROUTING_SUMMARY.loads: np.bincount(workers_of, weights=counts, minlength=workers).astype(np.int64).tolist(),
+        ROUTING_SUMMARY.tuples: np.bincount(workers_of, minlength=workers).tolist(),
+        ROUTING_SUMMARY.pairs: [[w, k] for w, k in zip(pair_workers.tolist(), distinct_keys[pair_codes].tolist())],
     }
 
 

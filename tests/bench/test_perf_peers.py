@@ -5,6 +5,7 @@ import json
 import pytest
 
 from bench.perf.peers import Comparison, comparison_rows, format_comparison
+from bench.peers.peer_contract import CONTRACT
 from bench.peers.storm import fitted_executors, latency_figures, parse_peer_output
 
 
@@ -54,9 +55,9 @@ def test_a_batch_size_without_a_steady_batch_is_refused_before_any_run(monkeypat
 
 
 def test_peer_output_is_read_from_its_last_result_line():
-    out = "storm peer KEY ...\nworker loads ...\nSTORM_PEER_RESULT " + json.dumps({"ok": True, "steady_rate": 5.0})
+    out = f"storm peer KEY ...\nworker loads ...\n{CONTRACT.result_prefix} " + json.dumps({"ok": True, "steady_rate": 5.0})
     assert parse_peer_output(out + "\n") == {"ok": True, "steady_rate": 5.0}
-    with pytest.raises(ValueError, match="no STORM_PEER_RESULT"):
+    with pytest.raises(ValueError, match=f"the Storm peer printed no {CONTRACT.result_prefix} line"):
         parse_peer_output("Exception in thread main\n")
 
 

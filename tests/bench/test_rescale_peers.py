@@ -8,11 +8,14 @@ PATH, and say so (the `maven` fixture; `stack` marks the runs `integration`).
 from __future__ import annotations
 
 import json
+import subprocess
 from collections import defaultdict
 
 import pytest
 
-from bench.peers.rescale import CONTRACT_DIR, PEERS, run_peer
+from bench.peers.peer_contract import CONTRACT, CONTRACT_FILE, PeerContract, parse_contract
+from bench.peers.rescale import PEERS, run_peer
+from bench.stack.maven import PEER_CONTRACT_DIR, build
 from groupings.key_group import assign_to_key_group, operator_index_for_key_group
 from tests.junit import junit_suites
 
@@ -30,11 +33,46 @@ def test_a_peer_passes_its_junit_tests(maven, system):
 
 
 def test_the_peers_contract_passes_its_junit_tests(maven):
-    """What the rescale peers share (bench/peers/contract: the command line's pairs, the schedule's
-    syntax, the files a run leaves), tested once for both."""
-    suites, ran, failed = junit_suites(maven, CONTRACT_DIR)
+    """What the peers share (bench/peers/contract: the command line's pairs, the schedule's syntax, the
+    files a run leaves, the result line), tested once for all."""
+    suites, ran, failed = junit_suites(maven, PEER_CONTRACT_DIR)
     assert {"bench.peers.contract.RescaleScheduleTest", "bench.peers.contract.PeerContractTest"} <= suites
     assert ran >= 10 and failed == 0
+
+
+def java_contract(maven, tmp_path, text: str) -> PeerContract:
+    """`PeerContract.main`'s reading of `text`, in a JVM of its own."""
+    source = tmp_path / "peer-contract.properties"
+    source.write_text(text, encoding="utf-8")
+    classpath = ":".join(str(p) for p in build(PEER_CONTRACT_DIR, "rescale-peer-contract.jar", "the peers' contract",
+                                               quiet=True))
+    done = subprocess.run(["java", "-cp", classpath, "bench.peers.contract.PeerContract", str(source)],
+                          capture_output=True, text=True, timeout=120)
+    if done.returncode != 0:
+        raise ValueError(done.stderr)
+    ready, prefix, trace, state = done.stdout.splitlines()
+    return PeerContract(ready, prefix, tuple(trace.split(",")), tuple(state.split(",")))
+
+
+def test_both_languages_follow_a_change_of_the_peer_contract(maven, tmp_path):
+    """CONTRACT_FILE is the one source of the lines and columns the peers and their driver agree on:
+    as shipped, Java's and Python's readings are the driver's; edited (other lines, the columns
+    reordered), both follow and agree; broken, both refuse it."""
+    text = CONTRACT_FILE.read_text(encoding="utf-8")
+    assert java_contract(maven, tmp_path, text) == parse_contract(text) == CONTRACT
+    edited = (text.replace("ready.line = RESCALE_PEER_READY", "ready.line=GO")
+              .replace("result.prefix = PEER_RESULT", " result.prefix =  DONE ")
+              .replace("trace.columns = key, unit, worker,", "trace.columns = worker,key,unit,"))
+    expected = PeerContract("GO", "DONE", ("worker", "key", "unit", "release_ms", "processed_ms"),
+                            CONTRACT.state_columns)
+    assert java_contract(maven, tmp_path, edited) == parse_contract(edited) == expected
+    for broken, error in ((edited.replace("GO", "GO NOW"), "one word"),
+                          (edited.replace("first_ts_ms, ", ""), "once"),
+                          (edited + "colour = blue\n", "colour")):
+        with pytest.raises(ValueError, match=error):
+            parse_contract(broken)
+        with pytest.raises(ValueError, match=error):
+            java_contract(maven, tmp_path, broken)
 
 
 @pytest.fixture(scope="module")

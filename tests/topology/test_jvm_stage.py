@@ -17,7 +17,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from bench.observer import batches as observed_batches
+from bench.observer.batches import routed_figures
 from bench.results.batches import timestamps_ms
+from bench.stack.resources import ROUTING_SUMMARY, ROUTING_SUMMARY_FILE, routing_summary_keys
 from bench.topology import grouping_stage
 from bench.topology.grouping_stage import route_batch, routing_summary
 from bench.topology.jvm_stage import (JAVA_PORT, JVM_GROUPINGS, JVM_PARAMETERS, apply_grouping, control_column,
@@ -146,6 +149,40 @@ def test_both_languages_follow_a_change_of_the_one_list_of_java_groupings(spark)
         with pytest.raises(Exception, match=error):
             java_port(spark, broken)
 
+
+
+def java_summary_keys(spark, text: str) -> dict[str, str]:
+    """`RoutingSummary.parseKeys` of `text`, in the session's JVM: field -> JSON key."""
+    jvm = spark.sparkContext._jvm
+    keys = jvm.bench.topology.RoutingSummary.parseKeys(jvm.java.io.StringReader(text))
+    return {field: keys.get(field) for field in keys.keySet()}
+
+
+def test_both_languages_follow_a_change_of_the_routing_summarys_keys(spark, monkeypatch):
+    """ROUTING_SUMMARY_FILE is the one source of the routing summary's JSON keys: as shipped, the JVM
+    stage's, the Python stage's and the observer's are its; edited, both languages' readings follow
+    and agree, and the Python writer and the observer's reader follow them too."""
+    text = ROUTING_SUMMARY_FILE.read_text(encoding="utf-8")
+    summary_class = spark.sparkContext._jvm.bench.topology.RoutingSummary
+    shipped = {field: summary_class.KEYS.get(field) for field in summary_class.FIELDS}
+    assert java_summary_keys(spark, text) == routing_summary_keys(text)._asdict() == ROUTING_SUMMARY._asdict()
+    assert ROUTING_SUMMARY._asdict() == shipped
+    edited = text.replace("loads = loads", "loads = weight_per_worker").replace("pairs = pairs", " pairs=routed_pairs ")
+    expected = {**ROUTING_SUMMARY._asdict(), "loads": "weight_per_worker", "pairs": "routed_pairs"}
+    assert java_summary_keys(spark, edited) == routing_summary_keys(edited)._asdict() == expected
+    for broken, error in ((text.replace("released = released", ""), "released"),
+                          (text + "placed = placed\n", "placed"),
+                          (text.replace("tuples = tuples", "tuples = loads"), "one key|key of its own")):
+        with pytest.raises(ValueError, match=error):
+            routing_summary_keys(broken)
+        with pytest.raises(Exception, match=error):
+            java_summary_keys(spark, broken)
+    keys = routing_summary_keys(edited)
+    monkeypatch.setattr(grouping_stage, "ROUTING_SUMMARY", keys)  # the modules' reading of the edited file
+    monkeypatch.setattr(observed_batches, "ROUTING_SUMMARY", keys)
+    written = routing_summary(np.array([1, 0, 1]), np.array(["b", "a", "c"]), np.array([2, 1, 3]), 3)
+    assert sorted(written) == sorted([keys.loads, keys.tuples, keys.pairs])
+    assert routed_figures([json.dumps(written)], 3) == ([1, 5, 0], [1, 2, 0], [("a", 0), ("b", 1), ("c", 1)])
 
 def test_the_python_stage_outputs_the_jvm_stages_schema(spark, tmp_path):
     """One output schema for both grouping stages, the JVM's (`GroupingStage.OUTPUT`): on the same input,

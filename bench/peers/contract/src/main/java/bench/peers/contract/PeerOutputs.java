@@ -6,19 +6,23 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.stream.Collectors;
 
 /**
- * What a rescale peer tells its driver (bench/peers/rescale.py): {@link #READY_LINE} on stdout once it
- * reads its topic, and at its end the files of its {@code --out} folder (trace.csv, state.csv,
- * result.json), then {@link #RESULT_PREFIX} with the result as its last stdout line.
+ * What a peer tells its driver (bench/peers/rescale.py, bench/peers/storm.py), in the terms of the
+ * {@link PeerContract}: a rescale peer prints {@link #READY_LINE} on stdout once it reads its topic,
+ * and at its end writes the files of its {@code --out} folder (trace.csv, state.csv, result.json);
+ * every peer prints its result last ({@link #printResult}).
  */
 public final class PeerOutputs {
     /** The stdout line that says the peer is ready for its input (the driver starts the replay). */
-    public static final String READY_LINE = "RESCALE_PEER_READY";
+    public static final String READY_LINE = PeerContract.SHIPPED.readyLine();
 
-    /** Start of the last stdout line, followed by the result JSON on one line. */
-    public static final String RESULT_PREFIX = "RESCALE_PEER_RESULT ";
+    /** Start of the last stdout line, followed by a space and the result JSON on one line. */
+    public static final String RESULT_PREFIX = PeerContract.SHIPPED.resultPrefix();
 
     private static final ObjectMapper JSON = new ObjectMapper();
 
@@ -48,36 +52,47 @@ public final class PeerOutputs {
      */
     public record StateRow(String key, int worker, int unit, long count, long sum, long firstTsMs, long lastTsMs) {}
 
-    /** trace.csv in {@code out}: {@code key,unit,worker,release_ms,processed_ms}, release_ms empty when unknown. */
+    /** trace.csv in {@code out}: the contract's trace columns, release_ms empty when unknown. */
     public static void writeTrace(Path out, Iterable<TraceRow> rows) throws IOException {
-        try (BufferedWriter w = Files.newBufferedWriter(out.resolve("trace.csv"), StandardCharsets.UTF_8)) {
-            w.write("key,unit,worker,release_ms,processed_ms\n");
-            for (TraceRow r : rows) {
-                w.write(csv(r.key()) + "," + r.unit() + "," + r.worker() + ","
-                        + (r.releaseMs() == null ? "" : r.releaseMs()) + "," + r.processedMs() + "\n");
-            }
-        }
+        writeCsv(out.resolve("trace.csv"), PeerContract.SHIPPED.traceColumns(), rows, r -> Map.of(
+                "key", csv(r.key()), "unit", String.valueOf(r.unit()), "worker", String.valueOf(r.worker()),
+                "release_ms", r.releaseMs() == null ? "" : String.valueOf(r.releaseMs()),
+                "processed_ms", String.valueOf(r.processedMs())));
     }
 
-    /** state.csv in {@code out}: {@code key,worker,unit,count,sum,first_ts_ms,last_ts_ms}. */
+    /** state.csv in {@code out}: the contract's state columns. */
     public static void writeState(Path out, Iterable<StateRow> rows) throws IOException {
-        try (BufferedWriter w = Files.newBufferedWriter(out.resolve("state.csv"), StandardCharsets.UTF_8)) {
-            w.write("key,worker,unit,count,sum,first_ts_ms,last_ts_ms\n");
-            for (StateRow r : rows) {
-                w.write(csv(r.key()) + "," + r.worker() + "," + r.unit() + "," + r.count() + "," + r.sum() + ","
-                        + r.firstTsMs() + "," + r.lastTsMs() + "\n");
+        writeCsv(out.resolve("state.csv"), PeerContract.SHIPPED.stateColumns(), rows, r -> Map.of(
+                "key", csv(r.key()), "worker", String.valueOf(r.worker()), "unit", String.valueOf(r.unit()),
+                "count", String.valueOf(r.count()), "sum", String.valueOf(r.sum()),
+                "first_ts_ms", String.valueOf(r.firstTsMs()), "last_ts_ms", String.valueOf(r.lastTsMs())));
+    }
+
+    /** A CSV file: the header {@code columns}, then each row's fields ({@code fields}: column -> text) in
+     * that order. */
+    static <T> void writeCsv(Path file, List<String> columns, Iterable<T> rows, Function<T, Map<String, String>> fields)
+            throws IOException {
+        try (BufferedWriter w = Files.newBufferedWriter(file, StandardCharsets.UTF_8)) {
+            w.write(String.join(",", columns) + "\n");
+            for (T row : rows) {
+                Map<String, String> byColumn = fields.apply(row);
+                w.write(columns.stream().map(byColumn::get).collect(Collectors.joining(",")) + "\n");
             }
         }
     }
 
     /**
-     * result.json in {@code out} (indented), then {@link #RESULT_PREFIX} and the same JSON on one line
-     * as the last line of stdout.
+     * result.json in {@code out} (indented), then the result line ({@link #printResult}).
      */
     public static void writeResult(Path out, Map<String, Object> result) throws IOException {
         Files.writeString(out.resolve("result.json"),
                 JSON.writerWithDefaultPrettyPrinter().writeValueAsString(result) + "\n");
-        System.out.println(RESULT_PREFIX + JSON.writeValueAsString(result));
+        printResult(result);
+    }
+
+    /** {@link #RESULT_PREFIX}, a space and {@code result} as JSON on one line: a peer's last stdout line. */
+    public static void printResult(Object result) throws IOException {
+        System.out.println(RESULT_PREFIX + " " + JSON.writeValueAsString(result));
         System.out.flush();
     }
 

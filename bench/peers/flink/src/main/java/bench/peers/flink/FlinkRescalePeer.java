@@ -20,7 +20,7 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
  * state and rescales it the way {@code --protocol} says ({@link RescaleDriver}): stop-with-savepoint
  * and restore ({@link StopWithSavepoint}), or the adaptive scheduler's rescale of the running job
  * ({@link AdaptiveRescale}). Prints
- * {@code RESCALE_PEER_READY} once the first job runs, then, last, {@code RESCALE_PEER_RESULT <json>};
+ * the contract's ready line once the first job runs, then, last, its result line;
  * writes trace.csv, state.csv and result.json to {@code --out} (the peers' contract, {@link PeerOutputs}). Options:
  * {@link PeerOptions}. Exit 0 only when every record was read, every tuple processed and the final
  * state's counts add up to the tuples processed, each record counted once (a record replayed after a

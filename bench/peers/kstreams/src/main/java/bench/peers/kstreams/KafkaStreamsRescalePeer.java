@@ -15,13 +15,13 @@ import org.apache.kafka.common.utils.AppInfoParser;
  * for the instances and the rescale, {@link RescaleTopology} for the topology, {@link PeerOptions}
  * for the command line.
  *
- * <p>Run: start the W initial instances, wait until they hold every unit, print
- * {@code RESCALE_PEER_READY}; run each event once it is due (a processed tuple's Kafka timestamp -
- * t0 &gt;= at_ms) and the previous one is in force; once every record is read and every tuple
+ * <p>Run: start the W initial instances, wait until they hold every unit, print the contract's ready
+ * line ({@link PeerOutputs#READY_LINE}); run each event once it is due (a processed tuple's Kafka
+ * timestamp - t0 &gt;= at_ms) and the previous one is in force; once every record is read and every tuple
  * processed, read the final state with interactive queries, close the instances, delete their
  * state and internal topics, write trace.csv, state.csv, result.json and print
- * {@code RESCALE_PEER_RESULT <json>}. Exit 0 when ok (all N records read, tuples = N - malformed,
- * the state's counts add up to the tuples), 2 otherwise (also for bad options: a one-line error).
+ * the result line ({@link PeerOutputs#printResult}). Exit 0 when ok (all N records read, tuples = N -
+ * malformed, the state's counts add up to the tuples), 2 otherwise (also for bad options: a one-line error).
  *
  * <p>Defaults and why: {@code --units 128} (the harness's KEY_GROUP count for W = 10);
  * {@code acceptable.recovery.lag 10} (Kafka's 10000 exceeds a unit's whole changelog here, so every

@@ -1,6 +1,6 @@
 package bench.peers.storm.topology;
 
-import com.fasterxml.jackson.databind.ObjectMapper;
+import bench.peers.contract.PeerOutputs;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
@@ -32,8 +32,8 @@ import org.apache.storm.tuple.Fields;
  * </pre>
  *
  * Acking is off (0 ackers, spout NO_GUARANTEE), as in the reference experiments. It prints
- * per-worker loads and, last, one line {@code STORM_PEER_RESULT <json>} that
- * {@code bench/perf/peers.py} reads. Exit status 0 only when every record of the topic was read and
+ * per-worker loads and, last, its result line ({@link PeerOutputs#printResult}) that
+ * bench/peers/storm.py reads. Exit status 0 only when every record of the topic was read and
  * every tuple processed and aggregated; 2 otherwise.
  *
  * <p>Options (all {@code --name value}): bootstrap, topic, records (the topic's record count),
@@ -54,7 +54,6 @@ import org.apache.storm.tuple.Fields;
  * JVM's CPU time over the same span (every executor, Storm's own threads and the JIT).
  */
 public final class StormPeer {
-    private static final String RESULT_PREFIX = "STORM_PEER_RESULT ";
     static final long SAMPLE_MS = 250;
 
     private StormPeer() {}
@@ -86,8 +85,7 @@ public final class StormPeer {
             cluster.killTopologyWithOpts("storm-peer", now);
         }
         printHuman(result);
-        System.out.println(RESULT_PREFIX + new ObjectMapper().writeValueAsString(result));
-        System.out.flush();
+        PeerOutputs.printResult(result);
         // LocalCluster leaves non-daemon threads (ZooKeeper, timers) behind: leave the JVM now.
         Runtime.getRuntime().halt(Boolean.TRUE.equals(result.get("ok")) ? 0 : 2);
     }
