@@ -37,7 +37,6 @@ TOPOLOGY_JVM_DIR = REACTOR_DIR / "bench" / "topology" / "jvm"
 against Spark as a provided dependency (its pom.xml says which version and why)."""
 
 
-
 BUILD_LOCK = REACTOR_DIR / ".cache" / "jvm-build.lock"
 """Held while a JVM module is built (`build_lock`)."""
 

@@ -12,10 +12,10 @@ from bench.stack import maven
 
 def parse_properties(text: str, source: str) -> dict[str, str]:
     """A module's resource in the form both languages read (`java.util.Properties.load`, the subset
-    the project writes): `name = value` per line, blank lines and lines starting with `#` skipped,
-    spaces around the name and the value dropped.
+    the project writes; `groupings.Groupings.parsePort`): `name = value` per line, in the lines' order,
+    blank lines and lines starting with `#` skipped, spaces around the name and the value dropped.
 
-    Raises: ValueError naming `source` for a line without `=`, an empty name or a name given twice."""
+    Raises: ValueError naming `source` for a line without `=` or a name given twice."""
     out: dict[str, str] = {}
     for line in text.splitlines():
         line = line.strip()
@@ -23,8 +23,8 @@ def parse_properties(text: str, source: str) -> dict[str, str]:
             continue
         name, equals, value = line.partition("=")
         name = name.strip()
-        if not equals or not name:
-            raise ValueError(f"{source}: a line without 'name = value': {line}")
+        if not equals:
+            raise ValueError(f"a line of {source} without '=': {line}")
         if name in out:
             raise ValueError(f"{source} names {name} twice")
         out[name] = value.strip()

@@ -110,8 +110,9 @@ def routing_summary(workers_of: np.ndarray, keys: np.ndarray, counts: np.ndarray
     codes, distinct_keys = pd.factorize(keys, sort=True)
     n_keys = max(len(distinct_keys), 1)
     pair_workers, pair_codes = np.divmod(np.unique(workers_of.astype(np.int64) * n_keys + codes), n_keys)
+    loads = np.bincount(workers_of, weights=counts, minlength=workers).astype(np.int64)
     return {
-        ROUTING_SUMMARY.loads: np.bincount(workers_of, weights=counts, minlength=workers).astype(np.int64).tolist(),
+        ROUTING_SUMMARY.loads: loads.tolist(),
         ROUTING_SUMMARY.tuples: np.bincount(workers_of, minlength=workers).tolist(),
         ROUTING_SUMMARY.pairs: [[w, k] for w, k in zip(pair_workers.tolist(), distinct_keys[pair_codes].tolist())],
     }

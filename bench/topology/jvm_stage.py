@@ -23,6 +23,7 @@ import json
 from pathlib import Path
 
 from bench.stack import maven
+from bench.stack.resources import parse_properties
 
 
 JAVA_PORT = maven.GROUPINGS_JVM_DIR / "src" / "main" / "resources" / "groupings" / "java-port.properties"
@@ -37,17 +38,8 @@ def parse_port(text: str) -> dict[str, tuple[str, ...]]:
 
     Raises: ValueError for a line without `=`, a name given twice or an empty parameter name."""
     port: dict[str, tuple[str, ...]] = {}
-    for line in text.splitlines():
-        line = line.strip()
-        if not line or line.startswith("#"):
-            continue
-        name, equals, rest = line.partition("=")
-        if not equals:
-            raise ValueError(f"a line of {JAVA_PORT.name} without '=': {line}")
-        name = name.strip()
-        if name in port:
-            raise ValueError(f"{JAVA_PORT.name} names {name} twice")
-        port[name] = tuple(p.strip() for p in rest.split(",")) if rest.strip() else ()
+    for name, rest in parse_properties(text, JAVA_PORT.name).items():
+        port[name] = tuple(p.strip() for p in rest.split(",")) if rest else ()
         if "" in port[name]:
             raise ValueError(f"an empty parameter name for {name} in {JAVA_PORT.name}")
     return port

@@ -22,8 +22,8 @@ import java.util.TreeSet;
  *
  * @param readyLine the line a rescale peer prints once it reads its topic
  * @param resultPrefix the start of a peer's last line, before a space and its result as JSON
- * @param traceColumns trace.csv's columns, in order: {@link #TRACE_FIELDS}, in any order
- * @param stateColumns state.csv's columns, in order: {@link #STATE_FIELDS}, in any order
+ * @param traceColumns trace.csv's columns in the order they are written: each of {@link #TRACE_FIELDS} once
+ * @param stateColumns state.csv's columns in the order they are written: each of {@link #STATE_FIELDS} once
  */
 public record PeerContract(String readyLine, String resultPrefix, List<String> traceColumns,
                            List<String> stateColumns) {
