@@ -1,12 +1,13 @@
 """The real-time runs of a test session, in a child process with a Spark of its own.
 
-Real-Time Mode holds a task slot for every task of its query for the whole real-time batch (18 with
-the e2e options, `TopologyConfig.realtime_task_slots`), where the session's shared Spark has two
-(tests/conftest.py `spark`). So one child process (`python -m tests.realtime_runs SPEC`) starts a
-`local[18]` session and runs, one after the other:
+Real-Time Mode holds a task slot for every task of its query for the whole real-time batch (20 with
+the e2e options and the worker state, `TopologyConfig.realtime_task_slots`), where the session's
+shared Spark has two (tests/conftest.py `spark`). So one child process (`python -m tests.realtime_runs
+SPEC`) starts a `local[20]` session and runs, one after the other:
 
 - every grouping in real-time mode over the session's shared input topic (its recorded 2,000
-  records and 5 malformed ones), `realtime-<grouping>`;
+  records and 5 malformed ones), keeping the workers' state (`--worker-state`, committed at the end
+  of each real-time batch of SHORT_BATCH_S), `realtime-<grouping>`;
 - a live run that replays its own topic (2,000 records at 500 records/s, 1 ms of cost), `realtime-live`;
 - a paced run with 5 s real-time batches in a `bench run` grandchild (its own Spark), SIGKILLed once
   its real-time query has committed two batches (so the resumed one restores the grouping instances
@@ -36,8 +37,9 @@ from pathlib import Path
 KILL_AFTER_BATCHES = 2
 """The killed run's driver is SIGKILLed once its real-time query has committed this many batches and
 its aggregator has written as many."""
-KILLED_BATCH_S = 5
-"""The killed run's real-time batches, s (Spark's minimum)."""
+SHORT_BATCH_S = 5
+"""The real-time batches of the killed run and of the runs that keep the worker state, s (Spark's
+minimum): such a run ends once a batch has committed the state of every tuple."""
 LIVE = dict(limit=2000, rate=500.0, cost_ms=1.0, latency_warmup_s=0.0)
 
 
@@ -51,7 +53,7 @@ def options(spec: dict, grouping: str, run_id: str, **extra):
 
 
 def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
-    """A paced DYNAMIC_KEY run (3,000 records at 200 records/s, real-time batches of KILLED_BATCH_S)
+    """A paced DYNAMIC_KEY run (3,000 records at 200 records/s, real-time batches of SHORT_BATCH_S)
     in a `bench run` child, SIGKILLed after KILL_AFTER_BATCHES real-time and aggregator batches,
     then resumed in `spark` with the same run id."""
     from bench.run.preflight import prepare
@@ -60,7 +62,7 @@ def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
     e2e, results = spec["e2e"], Path(spec["results_dir"])
     command = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
                "--mode", "realtime", "--run-id", run_id, "--limit", "3000", "--rate", "200",
-               "--realtime-batch-s", str(KILLED_BATCH_S),
+               "--realtime-batch-s", str(SHORT_BATCH_S),
                "--bootstrap-servers", spec["bootstrap"], "--no-influx", "--results-dir", str(results),
                "--no-progress", "--timeout-s", "600",
                *[arg for name in ("workers", "splitters", "aggregators", "cost_ms", "worker_window_s",
@@ -85,7 +87,7 @@ def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
     batches, commits_at_kill = done()
     killed = {"killed_after_batches": batches, "realtime_commits": commits_at_kill}
     summary = run_stream(prepare(options(spec, "DYNAMIC_KEY", run_id, limit=3000, rate=200.0, own_topic=True,
-                                         no_influx=True, realtime_batch_s=KILLED_BATCH_S)),
+                                         no_influx=True, realtime_batch_s=SHORT_BATCH_S)),
                          spark=spark, log=lambda *_: None)
     return {**summary, **killed}
 
@@ -101,7 +103,8 @@ def main(spec_path: str) -> int:
     index: dict = {}
     stamp = int(time.time())
     try:
-        recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False))
+        recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False,
+                                    worker_state=True, realtime_batch_s=SHORT_BATCH_S))
                     for g in GROUPINGS]
         spark = build_session(recorded[0].options.master, spec["e2e"]["aggregators"])
         for prepared in recorded:

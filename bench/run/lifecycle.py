@@ -371,7 +371,7 @@ class StreamRun:
         read from the checkpoint with Spark's state data source. Returns its size (rows, keys)."""
         config = self.config
         slots = slot_table(config.worker_space, config.partitions)
-        state = read_final_state(self.spark, str(config.checkpoint_dir / "main"), {s: w for w, s in enumerate(slots)})
+        state = read_final_state(self.spark, str(config.state_checkpoint), {s: w for w, s in enumerate(slots)})
         self.record.write_state(state)
         return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.partitions}
 

@@ -168,8 +168,6 @@ def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) ->
                        "Use --mode microbatch")
     if config.rescale_protocol or options.rescale:
         raise RunError("real-time mode does not rescale yet (docs/rescaling.md); use --mode microbatch")
-    if config.worker_state:
-        raise RunError("real-time mode keeps no worker state yet (--worker-state); use --mode microbatch")
     if config.grouping_clock != "kafka":
         raise RunError("real-time mode needs --grouping-clock kafka: a real-time batch run again after a failure "
                        "must route every tuple as it did the first time, and wall time would route it anew")

@@ -6,7 +6,8 @@ queries of `bench.topology.realtime` in place of the micro-batch query.
     drive     the input audit once every record is in the topic (`bench.topology.audit`: records,
               malformed records as dead letters, tuples, weight); once the latest partials hold
               every tuple, the end-of-input record on `<run>.partials`; once the aggregator has
-              closed the last windows, "completed"
+              closed the last windows (and, with `--worker-state`, a committed real-time batch
+              has read the whole input), "completed"
     stop      both queries, the dead letters' writer, the last tick and the outputs
 
 A run killed at any moment resumes with its run id: the real-time query from its last checkpoint
@@ -22,6 +23,7 @@ from bench.observer.batches import state_store_figures
 from bench.observer.listener import ProgressListener
 from bench.run.lifecycle import POLL_S, StreamRun
 from bench.run.preflight import RunError
+from bench.run.progress import committed_offsets
 from bench.topology import realtime
 from bench.topology.audit import audit_input
 from bench.topology.sink import DeadLetterSink, KafkaWriter
@@ -41,6 +43,7 @@ class RealtimeRun(StreamRun):
         self.audit: dict | None = None
         self.end_sent = False
         self.waited = False
+        self.state_wait_logged = False
 
     def open_session(self) -> None:
         """Spark (`start_session`), the input audit's dead-letter writer, and a progress listener
@@ -116,7 +119,7 @@ class RealtimeRun(StreamRun):
                 self.observer.audited = {"records": self.audit["records"], "malformed": self.audit["malformed"]}
                 self.log(f"input in the topic: {self.audit['records']:,} records, {self.audit['tuples']:,} tuples "
                          f"({self.audit['malformed']:,} malformed); waiting for the last tuples ...")
-            if aggregator.closed_all:
+            if aggregator.closed_all and self._state_committed():
                 return "completed"
             if self.audit is not None and not self.end_sent:
                 if aggregator.tuples >= self.audit["tuples"]:
@@ -130,6 +133,22 @@ class RealtimeRun(StreamRun):
                                    f"{self.audit['tuples']:,} tuples reached the aggregator, none for {STALL_S:g} s "
                                    "(a tuple later than the watermark allows is dropped by the worker windows)")
             time.sleep(POLL_S)
+
+    def _state_committed(self) -> bool:
+        """Whether the checkpoint holds the workers' final state: always without `--worker-state`;
+        with it, once a committed real-time batch has read the whole input. Real-Time Mode commits
+        its state at the end of each real-time batch only (`--realtime-batch-s`), so the run waits
+        for the batch under way to end."""
+        if not self.config.worker_state:
+            return True
+        committed = committed_offsets(self.config.state_checkpoint, self.config.topic)
+        if all(committed.get(p, 0) >= end for p, end in self.input_ends().items()):
+            return True
+        if not self.state_wait_logged:
+            self.log(f"the last windows are closed; waiting for the real-time batch to end and commit the workers' "
+                     f"state (batches of {self.config.realtime_batch_s} s) ...")
+            self.state_wait_logged = True
+        return False
 
     def _send_end_of_input(self) -> None:
         writer = KafkaWriter(self.config.bootstrap_servers)

@@ -11,6 +11,7 @@ from pathlib import Path
 from bench.run.input import record_input
 from bench.run.stream import run_stream
 from bench.run.preflight import Prepared, prepare
+from bench.topology.config import MIN_REALTIME_BATCH_S
 
 WARM_UP_RECORDS = 50_000
 REALTIME_WARM_UP_S = 30.0
@@ -61,7 +62,10 @@ def warm_up_options(first: Prepared, folder: Path):
     2026-11-29). The worker state of a rescale run is kept, so that it is warmed up too. No cap on
     the records per trigger: the run's `--max-offsets-per-trigger 200` made the warm-up 250
     micro-batches, 5 minutes on two cores before the run's first batch (make chaos, 2026-12-02); the
-    per-record code paths it warms are the same in a few large batches."""
+    per-record code paths it warms are the same in a few large batches. A real-time warm-up that
+    keeps the worker state has Spark's shortest real-time batches: the run waits for a batch to
+    commit the state at its end (`bench.run.realtime`)."""
+    batch_s = MIN_REALTIME_BATCH_S if first.options.worker_state else first.options.realtime_batch_s
     if first.config.realtime and first.options.rate:
         limit, rate, cost_ms = int(REALTIME_WARM_UP_S * first.options.rate), first.options.rate, first.options.cost_ms
     else:
@@ -69,7 +73,8 @@ def warm_up_options(first: Prepared, folder: Path):
     return replace(first.options, run_id=f"warmup-{secrets.token_hex(3)}-{first.run_id}"[:100],
                    topic=f"{first.config.topic}.warmup"[:249], own_topic=False, limit=limit, rate=rate,
                    cost_ms=cost_ms, max_offsets_per_trigger=None, no_influx=True, results_dir=folder, checkpoint_root=None, experiment_id=None,
-                   progress=False, rescale=None, worker_state=first.options.worker_state or bool(first.options.rescale))
+                   progress=False, rescale=None, worker_state=first.options.worker_state or bool(first.options.rescale),
+                   realtime_batch_s=batch_s)
 
 
 def measures_latency(prepared: Prepared) -> bool:

@@ -247,8 +247,10 @@ class TopologyConfig(TopologySettings):
     def realtime_query_tasks(self) -> int:
         """The tasks of the real-time query, all running for its whole batch (Real-Time Mode schedules
         its stages together): the spout and splitter (one per Kafka partition, at most S), the
-        grouping stage and the worker windows (N state partitions each) and the workers (M)."""
-        return self.splitters + 2 * self.partitions + self.worker_space
+        grouping stage, the worker windows and, with `--worker-state`, the worker-state operator (N
+        state partitions each) and the workers (M)."""
+        stateful = 3 if self.worker_state else 2
+        return self.splitters + stateful * self.partitions + self.worker_space
 
     @property
     def realtime_task_slots(self) -> int:
@@ -257,6 +259,12 @@ class TopologyConfig(TopologySettings):
         pipelined stage group" otherwise), plus the other jobs that may run then: the input audit's
         (a task per partition read, at most S) and the aggregator query's (one)."""
         return self.realtime_query_tasks + self.splitters + 2
+
+    @property
+    def state_checkpoint(self) -> Path:
+        """The checkpoint of the query whose operators hold the tuples' state (the grouping stage's,
+        the workers'): the main query's, or in real-time mode the real-time query's."""
+        return self.checkpoint_dir / ("realtime" if self.realtime else "main")
 
     @property
     def query_checkpoint(self) -> Path:

@@ -26,12 +26,14 @@ def build_main(spark: SparkSession, config: TopologyConfig, splitter_sql) -> Dat
     tuples = splitter.split(raw, config, splitter_sql)
     transfers = controls = None
     if config.transfers:
-        transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id, worker_state.INPUT_SCHEMA)
+        transfers = state_transfer.read(spark, config.bootstrap_servers, config.run_id,
+                                         worker_state.input_schema(spark))
     if config.live_rescale:
         channel = rescale_channel.read(spark, config.rescale_channel_dir)
         controls = rescale_channel.switch_rows(channel, config.splitters, jvm_stage.control_schema(spark),
                                                jvm_stage.control_column(spark))
-        transfers = rescale_channel.transfer_rows(channel, worker_state.INPUT_SCHEMA, state_transfer.TRANSFER_COLUMN)
+        transfers = rescale_channel.transfer_rows(channel, worker_state.input_schema(spark),
+                                                  state_transfer.TRANSFER_COLUMN)
     if config.data_plane == "jvm":
         rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space,
                                          handoff=config.rescale_protocol == "HANDOFF")

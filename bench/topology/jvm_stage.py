@@ -135,7 +135,7 @@ def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict
 def output_schema(spark):
     """`GroupingStage.OUTPUT`, read from the session's JVM: the routed tuples of either grouping stage
     (this one, and the Python one of `bench.topology.grouping_stage`), pyspark type."""
-    return _schema(spark.sparkContext._jvm.bench.topology.GroupingStage.OUTPUT)
+    return java_schema(spark.sparkContext._jvm.bench.topology.GroupingStage.OUTPUT)
 
 
 def routed_column(spark) -> str:
@@ -147,7 +147,7 @@ def routed_column(spark) -> str:
 def control_schema(spark):
     """`GroupingStage.CONTROL_INPUT`, read from the session's JVM: a switch record's row on the JVM
     stage's input (pyspark type)."""
-    return _schema(spark.sparkContext._jvm.bench.topology.GroupingStage.CONTROL_INPUT)
+    return java_schema(spark.sparkContext._jvm.bench.topology.GroupingStage.CONTROL_INPUT)
 
 
 def control_column(spark) -> str:
@@ -156,7 +156,8 @@ def control_column(spark) -> str:
     return spark.sparkContext._jvm.bench.topology.GroupingStage.CONTROL
 
 
-def _schema(java_struct):
+def java_schema(java_struct):
+    """A Java `StructType` (read through py4j) as a pyspark StructType: a schema written once, in Java."""
     # deferred: as in apply_grouping
     from pyspark.sql import types as T
 

@@ -1,7 +1,8 @@
 """Real-time mode: the tuple's path in Spark's Real-Time Mode, the aggregator in a micro-batch query
 over its output (docs/topology.md, "Two execution modes").
 
-    real-time query    spout -> splitter -> JVM grouping stage -> workers -> worker windows,
+    real-time query    spout -> splitter -> JVM grouping stage -> workers (-> worker state, with
+                       `--worker-state`: `bench.topology.worker_state`) -> worker windows,
                        `trigger(realTime=...)`, update mode, Kafka sink `<run>.partials`: each tuple
                        updates its worker window's partial, and the update is written at once
     aggregator query   micro-batch over `<run>.partials`, `foreachBatch` ->
@@ -31,16 +32,16 @@ batch run again routes every tuple as the first time did (`bench.run.preflight`)
 from __future__ import annotations
 
 import json
-from contextlib import contextmanager
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from bench.topology import jvm_stage, spout, splitter, worker
+from bench.topology import jvm_stage, spout, splitter, worker, worker_state
 from bench.topology.config import TopologyConfig
 from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
+from bench.topology.session import session_settings
 from bench.topology.sink import AggregateSink
 
 PARTIAL_SCHEMA = T.StructType([
@@ -77,6 +78,8 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
                                       config.grouping_params, real_time=True)
     worked = worker.placed_and_worked(routed.drop(jvm_stage.routed_column(spark)), config.worker_space, config.cost_ms,
                                       config.cost_every)
+    if config.worker_state:
+        worked = worker_state.keep_state(worked, config.worker_space, config.partitions)
     partials = worker.window_partials(
         worked, config.worker_window_s,
         done_us=F.max(worker.DONE_COLUMN),
@@ -109,22 +112,6 @@ def start_realtime(spark: SparkSession, config: TopologyConfig, splitter_sql):
         return _start_realtime(partials, config)
 
 
-@contextmanager
-def session_settings(spark: SparkSession, settings: dict[str, str]):
-    """`settings` set on `spark` inside the block, the earlier values (or none) back after it."""
-    before = {key: spark.conf.get(key, None) for key in settings}
-    for key, value in settings.items():
-        spark.conf.set(key, value)
-    try:
-        yield
-    finally:
-        for key, value in before.items():
-            if value is None:
-                spark.conf.unset(key)
-            else:
-                spark.conf.set(key, value)
-
-
 def _start_realtime(partials: DataFrame, config: TopologyConfig):
     return (
         partials.select(F.to_json(F.struct(*partials.columns)).alias("value")).writeStream
@@ -135,7 +122,7 @@ def _start_realtime(partials: DataFrame, config: TopologyConfig):
         # The partials' producer sends every SINK_LINGER_MS instead of one request per update: the
         # aggregator reads them seconds apart, and a tuple's latency ends when its worker is done.
         .option("kafka.linger.ms", str(SINK_LINGER_MS))
-        .option("checkpointLocation", str(config.checkpoint_dir / "realtime"))
+        .option("checkpointLocation", str(config.state_checkpoint))
         .outputMode("update")
         .trigger(realTime=f"{config.realtime_batch_s} seconds")
         .start()

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
 from pathlib import Path
 from subprocess import PIPE, STDOUT
 
@@ -247,3 +248,19 @@ def launch_jvm_quietly(conf: dict[str, str]) -> bool:
     JVM_OUTPUT.attach(gateway.proc.stdout)
     SparkContext._ensure_initialized(gateway=gateway)
     return True
+
+
+@contextmanager
+def session_settings(spark, settings: dict[str, str]):
+    """`settings` set on `spark` (a SparkSession) inside the block, the earlier values (or none) back after it."""
+    before = {key: spark.conf.get(key, None) for key in settings}
+    for key, value in settings.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)

@@ -25,8 +25,9 @@ from bench.metrics import WORKER_METRICS
 from bench.topology import jvm_stage, worker_state
 
 
-DONE_COLUMN = "done_us"
-"""When the worker was done with the tuple, epoch µs (`WorkerTask.processedAtUs`)."""
+DONE_COLUMN = worker_state.DONE_COLUMN
+"""When the worker was done with the tuple, epoch µs (`WorkerTask.processedAtUs`); the worker-state
+operator carries it through."""
 
 LATENCY_LINE = "<worker>|<first>|<last>|<encoded HDR histogram>"
 """What the observed metrics' `latency` holds for each worker of a batch: the first and last tuple

@@ -18,12 +18,16 @@ At the end of a run, `read_final_state` reads the map with Spark's state data so
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pandas as pd
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from bench.topology import jvm_stage
+from bench.topology.session import session_settings
 from bench.topology.state_layout import slot_table
 
 STATE_VAR = "per_key"
@@ -31,30 +35,33 @@ STATE_VAR = "per_key"
 STATE_COLUMNS = ["key", "worker", "count", "sum", "first_ts_ms", "last_ts_ms"]
 """state.parquet's columns, as the simulator writes them (one row per key and worker)."""
 
-INPUT_SCHEMA = T.StructType([
-    T.StructField("slot", T.IntegerType()),
-    T.StructField("worker", T.IntegerType()),
-    T.StructField("event_ms", T.LongType()),
-    T.StructField("key", T.StringType()),
-    T.StructField("count", T.LongType()),
-    T.StructField("transfer", T.StringType()),
-])
-"""The operator's input (`WorkerState.INPUT`): a worker's tuple (`transfer` NULL), or a state-transfer
-record for a slot (`bench.topology.state_transfer`: `worker` -1, the tuple's columns NULL)."""
+DONE_COLUMN = "done_us"
+"""When the worker was done with a tuple, epoch µs: carried through the operator to the worker windows
+(the real-time mode's per-tuple latency; `bench.topology.worker.DONE_COLUMN`)."""
+
+
+def input_schema(spark) -> T.StructType:
+    """The operator's input, as `WorkerState.INPUT` declares it: a worker's tuple (`slot, worker,
+    event_ms, key, count, done_us`, `transfer` NULL), or a state-transfer record for a slot
+    (`bench.topology.state_transfer`: `worker` -1, the tuple's columns NULL)."""
+    return jvm_stage.java_schema(spark.sparkContext._jvm.bench.topology.WorkerState.INPUT)
 
 
 def keep_state(worked: DataFrame, workers: int, partitions: int, transfers: DataFrame | None = None) -> DataFrame:
-    """The worker stage's tuples (`event_ts, worker, key, count, ...`) -> `event_ts, worker, key, count`
-    rows, after each worker merged them into its per-key state; `event_ts` is the event-time column again.
+    """The worker stage's tuples (`event_ts, worker, key, count, ...`, DONE_COLUMN if measured) ->
+    `event_ts, worker, key, count, done_us` rows, after each worker merged them into its per-key
+    state; `event_ts` is the event-time column again (`done_us` NULL where the input had none).
 
     Args: workers: M (logical worker ids 0..M-1); partitions: N, the query's state partitions;
-        transfers: a rescale run's state-transfer rows (INPUT_SCHEMA), or None.
+        transfers: a rescale run's state-transfer rows (`input_schema`), or None.
     Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for N below 1.
     """
     slots = F.array(*[F.lit(s) for s in slot_table(workers, partitions)])
     tuples = worked.select(F.element_at(slots, F.col("worker") + 1).alias("slot"), "worker",
                            F.unix_millis("event_ts").alias("event_ms"), "key", "count",
-                           F.lit(None).cast("string").alias("transfer"))
+                           F.lit(None).cast("string").alias("transfer"),
+                           (F.col(DONE_COLUMN) if DONE_COLUMN in worked.columns else F.lit(None))
+                           .cast("long").alias(DONE_COLUMN))
     if transfers is not None:
         tuples = tuples.unionByName(transfers)
     spark = worked.sparkSession
@@ -83,9 +90,27 @@ def state_operator_id(spark, checkpoint: str) -> int:
     raise LookupError(f"no operator of {checkpoint} holds the state variable {STATE_VAR!r}")
 
 
+CHECKPOINT_FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"
+
+
+def checkpoint_format(checkpoint: str) -> int:
+    """The state store checkpoint format a query's checkpoint was written in: 2 when its last commit
+    names the state stores' checkpoint ids (`stateUniqueIds`; Real-Time Mode writes only this
+    format), 1 otherwise (Spark's default)."""
+    commits = sorted((p for p in Path(checkpoint, "commits").glob("[0-9]*")), key=lambda p: int(p.name))
+    if not commits:
+        return 1
+    return 2 if "stateUniqueIds" in commits[-1].read_text() else 1
+
+
 def read_final_state(spark, checkpoint: str, workers_of_slot: dict[int, int], batch_id: int | None = None) -> pd.DataFrame:
     """The per-key state of every worker at the checkpoint's last committed batch (or at committed
     batch `batch_id`), read with Spark's state data source: STATE_COLUMNS, sorted by (key, worker).
+
+    The state data source reads with the session's checkpoint format (the offset log does not record
+    it), and with format 1 it fails on a format-2 checkpoint: `CANNOT_LOAD_STATE_STORE.UNCATEGORIZED`,
+    caused by `NumberFormatException: For input string: "1_<uuid>"` (PySpark 4.3.0, a real-time
+    query's checkpoint, measured 2026-12-06). So the read takes the checkpoint's own format.
 
     Args: checkpoint: the query's checkpoint (`.../checkpoint/main`); workers_of_slot: slot -> worker.
     """
@@ -94,7 +119,9 @@ def read_final_state(spark, checkpoint: str, workers_of_slot: dict[int, int], ba
     reader = spark.read.format("statestore").option("operatorId", operator).option("stateVarName", STATE_VAR)
     if batch_id is not None:
         reader = reader.option("batchId", batch_id)
-    rows = (reader.load(checkpoint).selectExpr("key.slot AS slot", "user_map_key.key AS key", "user_map_value.*").toPandas())
+    with session_settings(spark, {CHECKPOINT_FORMAT: str(checkpoint_format(checkpoint))}):
+        rows = (reader.load(checkpoint).selectExpr("key.slot AS slot", "user_map_key.key AS key", "user_map_value.*")
+                .toPandas())
     frame = pd.DataFrame({
         "key": rows["key"].astype(str),
         "worker": rows["slot"].map(workers_of_slot).astype(np.int64),

@@ -44,10 +44,17 @@ def test_every_grouping_runs_in_real_time_with_exact_totals(stack, realtime_runs
     assert influx_count(stack, run_id) >= 1
 
 
-def test_the_real_time_and_micro_batch_runs_route_alike(realtime_runs, stream_runs):
+def test_the_real_time_and_micro_batch_runs_route_alike_and_keep_the_same_worker_state(realtime_runs, stream_runs):
     for grouping in GROUPINGS:
-        realtime, micro = realtime_runs[f"realtime-{grouping}"]["exact"], stream_runs[grouping]["exact"]
-        assert (realtime["worker_loads"], realtime["pairs"]) == (micro["worker_loads"], micro["pairs"]), grouping
+        realtime, micro = realtime_runs[f"realtime-{grouping}"], stream_runs[grouping]
+        assert (realtime["exact"]["worker_loads"], realtime["exact"]["pairs"]) == \
+            (micro["exact"]["worker_loads"], micro["exact"]["pairs"]), grouping
+        # Both keep every worker's per-key state (--worker-state); the real-time run's is read from a
+        # checkpoint of Real-Time Mode's format 2 (bench.topology.worker_state.checkpoint_format).
+        kept = {name: pd.read_parquet(Path(run["results"]) / "state.parquet") for name, run in
+                (("realtime", realtime), ("microbatch", micro))}
+        assert len(kept["realtime"]) > 0 and kept["realtime"]["count"].sum() == 2000, grouping
+        pd.testing.assert_frame_equal(kept["realtime"], kept["microbatch"], obj=grouping)
 
 
 def test_a_live_real_time_run_reports_each_tuples_latency_while_it_runs(stack, realtime_runs):
@@ -114,4 +121,3 @@ def test_what_real_time_mode_cannot_run_exactly_is_refused_before_spark_starts(s
     assert "task slots" in refusal(stack, tmp_path, master="local[10]")
     assert "does not rescale" in refusal(stack, tmp_path, grouping="VNODE", rescale="30s:12",
                                          protocol="SHARED_STATE")
-    assert "worker state" in refusal(stack, tmp_path, worker_state=True)

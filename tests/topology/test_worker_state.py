@@ -49,11 +49,12 @@ def test_the_operator_merges_tuples_and_applies_transfers_once(spark, tmp_path):
     from datetime import datetime, timezone
 
     from bench.topology.state_transfer import records
-    from bench.topology.worker_state import INPUT_SCHEMA, keep_state, read_final_state
+    from bench.topology.worker_state import input_schema, keep_state, read_final_state
 
     def at(ms):
         return datetime.fromtimestamp(ms / 1000, timezone.utc)
 
+    schema = input_schema(spark)  # WorkerState.INPUT, read from the JVM
     workers = partitions = 2
     slots = slot_table(workers, partitions)
     tuples_dir, transfers_dir = tmp_path / "tuples", tmp_path / "transfers"
@@ -62,7 +63,7 @@ def test_the_operator_merges_tuples_and_applies_transfers_once(spark, tmp_path):
 
     def run():
         tuples = spark.readStream.schema(tuples_schema).parquet(str(tuples_dir))
-        transfers = spark.readStream.schema(INPUT_SCHEMA).parquet(str(transfers_dir))
+        transfers = spark.readStream.schema(schema).parquet(str(transfers_dir))
         out = keep_state(tuples.withWatermark("event_ts", "1 second"), workers, partitions, transfers)
         query = (out.writeStream.format("noop").option("checkpointLocation", checkpoint)
                  .trigger(availableNow=True).start())
@@ -70,23 +71,23 @@ def test_the_operator_merges_tuples_and_applies_transfers_once(spark, tmp_path):
         return read_final_state(spark, checkpoint, {slot: w for w, slot in enumerate(slots)})
 
     def transfer_rows(epoch, extracts, installs):
-        return [(slot, -1, None, None, None, value) for _, value in records(epoch, extracts, installs)
+        return [(slot, -1, None, None, None, value, None) for _, value in records(epoch, extracts, installs)
                 for slot in [json.loads(value)["slot"]]]
 
     _batch(spark, tuples_dir, "b0", [(at(1000), 0, "a", 2), (at(3000), 0, "a", 5), (at(2000), 1, "b", 1)],
            tuples_schema)
-    _batch(spark, transfers_dir, "t0", [], INPUT_SCHEMA)
+    _batch(spark, transfers_dir, "t0", [], schema)
     first = run()
     assert first.values.tolist() == [["a", 0, 2, 7, 1000, 3000], ["b", 1, 1, 1, 2000, 2000]]
 
     # epoch 1 moves "a" from worker 0 to worker 1; the next tuple of "a" merges into the moved entry
     _batch(spark, transfers_dir, "t1", transfer_rows(1, {slots[0]: ["a"]}, {slots[1]: [("a", 2, 7, 1000, 3000)]}),
-           INPUT_SCHEMA)
+           schema)
     _batch(spark, tuples_dir, "b1", [(at(4000), 1, "a", 1)], tuples_schema)
     moved = run()
     assert moved.values.tolist() == [["a", 1, 3, 8, 1000, 4000], ["b", 1, 1, 1, 2000, 2000]]
 
     # epoch 1's records read again (a driver that wrote them twice) change nothing
     _batch(spark, transfers_dir, "t2", transfer_rows(1, {slots[0]: ["a"]}, {slots[1]: [("a", 2, 7, 1000, 3000)]}),
-           INPUT_SCHEMA)
+           schema)
     assert run().values.tolist() == moved.values.tolist()

@@ -48,21 +48,26 @@ public final class WorkerState {
     public static final String STATE_VAR = "per_key";
 
     /** The operator's input: a worker's tuple ({@code transfer} NULL) or a transfer record for a
-     * slot ({@code worker} -1, {@code event_ms}, {@code key} and {@code count} NULL). */
+     * slot ({@code worker} -1, {@code event_ms}, {@code key}, {@code count} and {@code done_us}
+     * NULL). {@code done_us}: when the worker was done with the tuple, epoch µs (WorkerTask), carried
+     * to the worker windows for the real-time mode's per-tuple latency; NULL when not measured.
+     * bench/topology/worker_state.py reads this schema from here. */
     public static final StructType INPUT = new StructType()
             .add("slot", DataTypes.IntegerType)
             .add("worker", DataTypes.IntegerType)
             .add("event_ms", DataTypes.LongType)
             .add("key", DataTypes.StringType)
             .add("count", DataTypes.LongType)
-            .add("transfer", DataTypes.StringType);
+            .add("transfer", DataTypes.StringType)
+            .add("done_us", DataTypes.LongType);
 
     /** The tuples again, after their worker merged them. */
     public static final StructType OUTPUT = new StructType()
             .add("event_ts", DataTypes.TimestampType)
             .add("worker", DataTypes.IntegerType)
             .add("key", DataTypes.StringType)
-            .add("count", DataTypes.LongType);
+            .add("count", DataTypes.LongType)
+            .add("done_us", DataTypes.LongType);
 
     static final StructType STATE_KEY = new StructType().add("key", DataTypes.StringType);
     static final StructType STATE_VALUE = new StructType()
@@ -184,7 +189,8 @@ public final class WorkerState {
                     String key = row.getString(3);
                     long count = row.getLong(4);
                     batch.computeIfAbsent(key, k -> new Figures()).add(count, eventMs);
-                    out.add(RowFactory.create(new Timestamp(eventMs), row.getInt(1), key, count));
+                    Long doneUs = row.isNullAt(6) ? null : row.getLong(6);
+                    out.add(RowFactory.create(new Timestamp(eventMs), row.getInt(1), key, count, doneUs));
                 }
                 return null;
             });
