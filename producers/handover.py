@@ -1,5 +1,6 @@
 """The spout's loop: hand a dataset's records to the Kafka client on schedule, record n to
-partition ``n mod P``, skipping the records a resumed replay finds already in the topic.
+partition ``n mod P``, skipping the records a resumed replay finds already in the topic, and, in one
+process of a sharded replay (``Shard``), the records of the other processes' partitions.
 
 Two loops: the unlimited one hands records over a chunk at a time, grouped by partition; the paced
 one waits for each record's intended send time (``producers.pacing``), stamps it with that time and
@@ -13,6 +14,7 @@ import itertools
 import time
 from array import array
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 from confluent_kafka import KafkaException
@@ -29,6 +31,26 @@ UNLIMITED_CHUNK = 8192
 """Records taken from the dataset at a time in an unlimited run."""
 PROGRESS_EVERY = 4096
 """Records between progress-bar updates and client polls (a power of two: a cheap mask test)."""
+
+
+@dataclass(frozen=True)
+class Shard:
+    """The partitions one producer process of a replay sends: each partition p with ``p mod of ==
+    index`` (``producers.sharded``). The default, one process, sends every partition.
+
+    Raises: ValueError: ``of`` < 1 or ``index`` outside 0..of-1.
+    """
+
+    index: int = 0
+    of: int = 1
+
+    def __post_init__(self) -> None:
+        if self.of < 1 or not 0 <= self.index < self.of:
+            raise ValueError(f"shard {self.index} of {self.of}: expected 0 <= index < of, of >= 1")
+
+    def owns(self, partitions: int) -> list[bool]:
+        """For each of ``partitions`` partitions, whether this process sends it."""
+        return [p % self.of == self.index for p in range(partitions)]
 
 
 def take_first(records: Iterable[SourceRecord]) -> tuple[Iterator[SourceRecord], bool]:
@@ -49,23 +71,26 @@ class Handover:
     """Hands records to ``client``; after ``run`` its counters say what was handed.
 
     Counters: ``n`` records passed (record n goes to partition n mod P), ``skipped`` of them were
-    already in the topic (``skip[p]``: records of partition p there before the run), ``nbytes`` of
+    already in the topic (``skip[p]``: records of partition p there before the run), ``foreign`` of
+    them belong to another process's partitions (``shard``), ``nbytes`` of
     values handed, ``first_ts``/``last_ts`` the first and last Kafka timestamps (epoch ms),
     ``lag_histogram`` the per-record send lag in whole us (paced runs only; ``bench.latency``'s
     range and precision), ``end_mono_ns`` the last hand-over.
     """
 
     def __init__(self, client: ReplayClient, schedule: Schedule, partitions: int, skip: list[int] | None,
-                 start: ScheduleStart, stop: StopFlag, bar=None) -> None:
+                 start: ScheduleStart, stop: StopFlag, bar=None, shard: Shard = Shard()) -> None:
         self.client = client
         self.schedule = schedule
         self.partitions = partitions
         self.skip = skip
+        self.mine = shard.owns(partitions)
         self.start = start
         self.stop = stop
         self.bar = bar
         self.n = 0
         self.skipped = 0
+        self.foreign = 0
         self.nbytes = 0
         self.first_ts: int | None = None
         self.last_ts: int | None = None
@@ -78,7 +103,7 @@ class Handover:
 
     @property
     def handed(self) -> int:
-        return self.n - self.skipped
+        return self.n - self.skipped - self.foreign
 
     def fold_lags(self) -> None:
         """Move the buffered lags into ``lag_histogram`` (a lag below 0 us, a wake-up a hair early,
@@ -135,7 +160,12 @@ class Handover:
                 break
             base = self.n
             for q in range(min(partitions, len(chunk))):
-                self._hand_group(chunk[q::partitions], (base + q) % partitions, base)
+                group, part = chunk[q::partitions], (base + q) % partitions
+                if self.mine[part]:
+                    self._hand_group(group, part, base)
+                else:
+                    self.n += len(group)
+                    self.foreign += len(group)
             self.client.poll(0)
             if bar is not None:
                 bar.update(self.n - bar.n)
@@ -186,14 +216,25 @@ class Handover:
         client = self.client
         partitions, skip, stop, bar, delivery = self.partitions, self.skip, self.stop, self.bar, client.delivery
         produce, poll, send_slow, topic = client.produce, client.poll, client.send_slow, client.topic
-        offset_ns, clock, lags = self.schedule.offset_ns, time.perf_counter_ns, self.lags
+        offset_ns, clock, lags, mine = self.schedule.offset_ns, time.perf_counter_ns, self.lags, self.mine
         start_mono, start_epoch_ns = self.start.mono_ns, self.start.epoch_ns
-        n, skipped, nbytes = self.n, self.skipped, self.nbytes
+        n, skipped, foreign, nbytes = self.n, self.skipped, self.foreign, self.nbytes
         first_ts, last_ts, ts = self.first_ts, self.last_ts, self.ts
         try:
             for rec in it:
+                if not n & (PROGRESS_EVERY - 1):  # every PROGRESS_EVERY records passed, whoever's
+                    poll(0)
+                    self.fold_lags()
+                    if bar is not None:
+                        bar.update(n - bar.n)
+                    if delivery.fatal:
+                        break
                 ev = rec.event_ms
                 off = offset_ns(n, ev)
+                if not mine[n % partitions]:
+                    n += 1  # another process's partition (offset_ns was still called, as below)
+                    foreign += 1
+                    continue
                 if skip is not None and n // partitions < skip[n % partitions]:
                     n += 1  # already in the topic (offset_ns was still called: speed mode keeps its origin)
                     skipped += 1
@@ -221,14 +262,7 @@ class Handover:
                 if first_ts is None:
                     first_ts = ts
                 last_ts = ts
-                if not n & (PROGRESS_EVERY - 1):
-                    poll(0)
-                    self.fold_lags()
-                    if bar is not None:
-                        bar.update(n - bar.n)
-                    if delivery.fatal:
-                        break
         finally:
-            self.n, self.skipped, self.nbytes = n, skipped, nbytes
+            self.n, self.skipped, self.foreign, self.nbytes = n, skipped, foreign, nbytes
             self.first_ts, self.last_ts, self.ts = first_ts, last_ts, ts
             self.fold_lags()

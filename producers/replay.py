@@ -14,20 +14,25 @@ the counts into the ``ReplaySummary`` (``producers.summary``).
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import time
 from collections.abc import Iterable
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime, timezone
 
 from tqdm import tqdm
 
+from bench.latency import encode
 from datasets.base import Dataset, SourceRecord
 from datasets.stats import distribution_summary
 
 from .broker import DEFAULT_TIMEOUT_S, check_broker, ensure_topic
 from .client import DEFAULT_DELIVERY_TIMEOUT_S, DeliveryReports, Flushed, ReplayClient, producer_config
-from .handover import Handover, take_first
+from .handover import Handover, Shard, take_first
 from .interrupt import StopFlag
 from .pacing import Schedule, ScheduleStart
 from .resume import COMPLETE, MISMATCH, PREFIX, first_timestamp_ms, inspect_topic
+from .sharded import SPAWN_LEAD_MS, merged
 from .summary import ReplaySummary, lag_percentiles
 
 log = logging.getLogger("producers")
@@ -50,6 +55,7 @@ def produce_records(
     dataset_name: str = "",
     fingerprint: dict | None = None,
     resume_from: list[int] | None = None,
+    shard: Shard = Shard(),
 ) -> ReplaySummary:
     """Send ``records`` (record i to partition i mod ``partitions``) on the schedule given by
     ``rate``/``speed`` (neither: unlimited). The core of ``replay``; the perf section calls it with
@@ -57,6 +63,8 @@ def produce_records(
 
     ``resume_from``: per partition, the number of its records already in the topic (a stopped
     replay's prefix); those are skipped, keeping every other record's partition and intended time.
+    ``shard``: the partitions this process sends (one process of a sharded replay,
+    ``producers.sharded``); the others' records are passed over, keeping every record's intended time.
     """
     if partitions < 1:
         raise ValueError(f"partitions must be >= 1, got {partitions}")
@@ -84,7 +92,7 @@ def produce_records(
     summary.start_ms = start.ms
     summary.started_utc = datetime.fromtimestamp(start.epoch_ns / 1e9, timezone.utc).isoformat()
 
-    handover = Handover(client, schedule, partitions, skip, start, StopFlag(summary.interrupted), bar)
+    handover = Handover(client, schedule, partitions, skip, start, StopFlag(summary.interrupted), bar, shard)
     if handover.run(it):
         summary.interrupted = True
     _count(summary, handover, client.delivery, client.finish(delivery_timeout_s), skip)
@@ -110,9 +118,10 @@ def _count(summary: ReplaySummary, handover: Handover, delivery: DeliveryReports
     summary.records_per_s = handed / summary.duration_s if summary.duration_s > 0 else 0.0
     unlimited = handover.schedule.unlimited
     summary.lag = lag_percentiles(handover.lag_histogram) if not unlimited else None
+    summary.lag_histogram = encode(handover.lag_histogram) if not unlimited else None
     summary.first_timestamp_ms, summary.last_timestamp_ms = handover.first_ts, handover.last_ts
     summary.per_partition = [max(0, (n - p + partitions - 1) // partitions - (skip[p] if skip else 0))
-                             for p in range(partitions)]
+                             if handover.mine[p] else 0 for p in range(partitions)]
     summary.errors = delivery.errors
 
 
@@ -140,6 +149,7 @@ def replay(
     key_stats: bool = True,
     config: dict | None = None,
     resume: bool = False,
+    processes: int = 1,
 ) -> ReplaySummary:
     """Replay ``dataset`` into ``topic``.
 
@@ -159,28 +169,60 @@ def replay(
             the missing records, each to its own partition with its own intended time (the schedule
             start is record 0's Kafka timestamp); a complete topic sends nothing. ``ReplayMismatch``
             if the topic holds anything else (``producers.resume``).
+        processes: producer processes sharing the replay, each sending its own partitions
+            (``producers.sharded``); 1 sends from this process, with the progress bar.
     Returns: the ``ReplaySummary``; ``.ok`` is False if a record was not delivered or the run was
         interrupted (Ctrl-C: what was handed over is flushed first).
     Raises: BrokerUnreachable, TopicMismatch, ReplayMismatch, MissingEventTime (``speed`` on a dataset without event
-        times), DatasetFileMissing.
+        times), DatasetFileMissing; ValueError: ``processes`` not in 1..``partitions``.
     """
+    if not 1 <= processes <= partitions:
+        raise ValueError(f"producer processes must be 1..{partitions} (one partition at least each), got {processes}")
     fingerprint = dataset.fingerprint()
     resume_from = None
     if resume:
         resume_from, start_ms = _resume_point(dataset, limit, topic, bootstrap_servers, partitions, start_ms,
                                               rate is not None or speed is not None, timeout_s)
-    summary = produce_records(
-        dataset.records(limit), topic, bootstrap_servers, partitions=partitions, rate=rate, speed=speed,
-        progress=progress, total=_progress_total(dataset, limit), start_ms=start_ms, timeout_s=timeout_s,
-        delivery_timeout_s=delivery_timeout_s, config=config, dataset_name=dataset.name,
-        fingerprint=fingerprint, resume_from=resume_from,
-    )
-    # The reader's counts, taken before a second pass resets them.
-    summary.malformed = dataset.malformed.to_dict()
-    summary.skipped = dict(dataset.skipped)
+    send = dict(partitions=partitions, rate=rate, speed=speed, timeout_s=timeout_s,
+                delivery_timeout_s=delivery_timeout_s, config=config, dataset_name=dataset.name,
+                fingerprint=fingerprint, resume_from=resume_from)
+    if processes == 1:
+        summary = _send_shard(dataset, limit, topic, bootstrap_servers, Shard(),
+                              dict(send, progress=progress, total=_progress_total(dataset, limit), start_ms=start_ms))
+    else:
+        summary = _send_sharded(dataset, limit, topic, bootstrap_servers, processes, send, start_ms)
     if key_stats and summary.already_present + summary.records:
         _add_key_distribution(summary, dataset)
     return summary
+
+
+def _send_shard(dataset: Dataset, limit: int | None, topic: str, bootstrap_servers: str, shard: Shard,
+                send: dict) -> ReplaySummary:
+    """One process's part of a replay (``produce_records`` with ``send``), with the reader's counts
+    of the dataset (taken before a second pass resets them)."""
+    summary = produce_records(dataset.records(limit), topic, bootstrap_servers, shard=shard, **send)
+    summary.malformed = dataset.malformed.to_dict()
+    summary.skipped = dict(dataset.skipped)
+    return summary
+
+
+def _send_sharded(dataset: Dataset, limit: int | None, topic: str, bootstrap_servers: str, processes: int,
+                  send: dict, start_ms: int | None) -> ReplaySummary:
+    """The replay in ``processes`` spawned processes, each sending its shard from one schedule
+    start; their summaries merged (``producers.sharded``). A Ctrl-C reaches the processes too (the
+    same process group): each flushes and reports what it delivered."""
+    ensure_topic(check_broker(bootstrap_servers, send["timeout_s"]), topic, send["partitions"], send["timeout_s"])
+    if start_ms is None:
+        start_ms = time.time_ns() // 1_000_000 + SPAWN_LEAD_MS
+    send = dict(send, progress=False, start_ms=start_ms)
+    with ProcessPoolExecutor(processes, mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_send_shard, dataset, limit, topic, bootstrap_servers, Shard(j, processes), send)
+                   for j in range(processes)]
+        while True:
+            try:
+                return merged([f.result() for f in futures])
+            except KeyboardInterrupt:
+                continue
 
 
 def _progress_total(dataset: Dataset, limit: int | None) -> int | None:

@@ -51,6 +51,8 @@ class ReplaySummary:
     records_per_s: float = 0.0
     lag: dict[str, float] | None = None
     """Send lag percentiles (None for an unlimited run, where intended = actual by definition)."""
+    processes: int = 1
+    """Producer processes that shared the replay, each sending its own partitions (``producers.sharded``)."""
     interrupted: bool = False
     started_utc: str = ""
     start_ms: int = 0
@@ -77,8 +79,13 @@ class ReplaySummary:
     def ok(self) -> bool:
         return not self.interrupted and self.failed == 0 and self.undelivered == 0 and self.delivered == self.records
 
+    lag_histogram: str | None = field(default=None, repr=False)
+    """The send lags as an encoded HDR histogram of whole µs (``bench.latency.encode``), for merging
+    the processes' lags; not in ``to_dict``."""
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
+        d.pop("lag_histogram")
         d["ok"] = self.ok
         return d
 

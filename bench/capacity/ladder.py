@@ -65,6 +65,8 @@ class CapacityOptions:
     realtime_batch_s: int = 300
     """The real-time mode's batch (`bench run --realtime-batch-s`): longer than a step, so that no
     batch boundary falls inside one."""
+    producers: int = 1
+    """Producer processes sending each step's input, for every system (`bench run --producers`)."""
 
     def rates_for(self, cost_ms: float) -> list[float]:
         return list(self.rates) if self.rates else default_rates(cost_ms, self.workers)
@@ -177,7 +179,7 @@ def step_options(options: CapacityOptions, grouping: str, cost_ms: float, rate: 
         limit=max(1, int(rate * (step_s or options.step_s))), run_id=run_id, own_topic=True,
         experiment_id=options.experiment_id, worker_window_s=5, aggregator_window_s=10, watermark_delay_s=2,
         trigger_s=options.trigger_s, aggregators=options.aggregators, mode=mode,
-        realtime_batch_s=options.realtime_batch_s, master=session_master(options),
+        realtime_batch_s=options.realtime_batch_s, master=session_master(options), producers=options.producers,
         observer_tick_s=5.0, latency_warmup_s=options.warmup_s, results_dir=options.results_dir,
         progress=False, no_influx=False)
 
@@ -299,7 +301,7 @@ def run_storm_ladder(options: CapacityOptions, grouping: str, cost_ms: float, re
         log(f"capacity: Storm peer {grouping} cost {cost_ms:g} ms, rate {rate:g} rec/s (repetition {rep + 1}{batch}) ...")
         step = run_storm_step(services.config.bootstrap_servers, options.dataset, grouping, cost_ms, rate,
                               options.step_s, options.warmup_s, options.thresholds, topic, producer_batch,
-                              warm_up_rate=options.rates_for(cost_ms)[0])
+                              warm_up_rate=options.rates_for(cost_ms)[0], producers=options.producers)
         _record_step(step, services, grouping, cost_ms, rep, options, log)
         return step
 

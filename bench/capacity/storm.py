@@ -92,7 +92,7 @@ def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int
 
 def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, rate: float, step_s: float,
                    warmup_s: float, thresholds: Thresholds, topic: str, producer_batch: int = 1,
-                   warm_up_rate: float | None = None) -> dict:
+                   warm_up_rate: float | None = None, producers: int = 1) -> dict:
     """One step on a fresh topic (see the module docstring), the peer's executors fitted and its
     `topology.producer.batch.size` = `producer_batch`. With `warm_up_rate`, the peer's JVM first
     runs the ladder's warm-up step (`step_s` of input at that rate, not counted), as the harness's
@@ -118,9 +118,9 @@ def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, 
     time.sleep(STORM_START_S)
     if warm_up:
         replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=warm_up_rate, limit=warm_up,
-               progress=False, key_stats=False)
+               progress=False, key_stats=False, processes=producers)
     sent = replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=rate, limit=records,
-                  progress=False, key_stats=False)
+                  progress=False, key_stats=False, processes=producers)
     thread.join()
     result = outcome.get("result") or {"ok": False, "outcome": f"failed: {outcome.get('error')}"}
     return measure_storm_step(result, rate, records, int(sent.first_timestamp_ms or 0), warmup_s, thresholds, topic,

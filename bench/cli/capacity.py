@@ -42,6 +42,7 @@ def add_parsers(subparsers) -> None:
     add_run_flag(p, "aggregators", also="in Spark also the state partitions of the grouping stage and the worker "
                                         "windows (the default is the reference's)")
     add_run_flag(p, "realtime_batch_s", also="the default leaves no batch boundary within a step")
+    add_run_flag(p, "producers", also="for every system's steps")
     p.add_argument("--peers", default="", help="'storm': the Storm peer's ladders too, at the same rates on the same "
                                                "records (COUNTRY datasets, W = 10; default none)")
     p.add_argument("--storm-batches", default="1",
@@ -104,7 +105,7 @@ def main(args) -> int:
         repeat=args.repeat, workers=args.workers, warmup_s=args.warmup_s,
         thresholds=Thresholds(max(bounds), args.max_lag_growth), experiment_id=f"capacity-{stamp}",
         peers=peers, trigger_s=args.trigger_s, aggregators=args.aggregators, storm_batches=storm_batches,
-        modes=modes, bounds_ms=bounds, realtime_batch_s=args.realtime_batch_s,
+        modes=modes, bounds_ms=bounds, realtime_batch_s=args.realtime_batch_s, producers=args.producers,
     )
     record = run_capacity(options)
     out.mkdir(parents=True, exist_ok=True)
@@ -125,7 +126,9 @@ def main(args) -> int:
 def conditions_line(args, options) -> str:
     """What every step of the record ran under, for the output and capacity.txt."""
     systems = ", ".join(options.systems())
-    return (f"input: live replay of {args.dataset} at each step's rate (open loop), {args.step_s:g} s per step, the "
+    senders = "one producer process" if options.producers == 1 else f"{options.producers} producer processes"
+    return (f"input: live replay of {args.dataset} at each step's rate (open loop, {senders}), {args.step_s:g} s "
+            f"per step, the "
             f"same records for every system; systems {systems}, their order rotated from one repetition to the next, "
             f"each warmed up by one uncounted step per grouping and cost; a step holds if its p99 (after its first "
             f"{args.warmup_s:g} s) is within the bound and its lag grows by at most {args.max_lag_growth:g} x rate "

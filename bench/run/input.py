@@ -27,7 +27,8 @@ def record_input(prepared: list[Prepared], log=print) -> None:
             log(f"recording {p.dataset.name} (limit {p.options.limit}) into {topic} before the runs ...")
             with RunLogs(p.config.results_dir / "logs", p.config.bootstrap_servers, log):
                 summary = replay(p.dataset, topic, p.config.bootstrap_servers, partitions=p.options.partitions,
-                                 rate=None, limit=p.options.limit, progress=p.options.progress, resume=True)
+                                 rate=None, limit=p.options.limit, progress=p.options.progress, resume=True,
+                                 processes=p.options.producers)
             if not summary.ok:
                 raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
             done.add(topic)

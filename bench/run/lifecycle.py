@@ -224,7 +224,8 @@ class StreamRun:
             self.log(f"replaying {self.prepared.dataset.name} (limit {o.limit}, rate {o.rate or 'max'}) "
                      f"into {config.topic} ...")
         args = (self.prepared.dataset, config.topic, config.bootstrap_servers)
-        kwargs = dict(partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress, resume=True)
+        kwargs = dict(partitions=o.partitions, rate=o.rate, limit=o.limit, progress=o.progress, resume=True,
+                      processes=o.producers)
         if self.rescaler is None:
             self.replay_summary = replayed(replay(*args, **kwargs), config.topic, self.attempt)
         else:
@@ -369,8 +370,7 @@ class StreamRun:
     def _write_worker_state(self) -> dict:
         """`results/<run_id>/state.parquet`: the workers' per-key state at the last committed batch,
         read from the checkpoint with Spark's state data source. Returns its size (rows, keys)."""
-        config = self.config
-        slots = slot_table(config.worker_space, config.partitions)
+        config, slots = self.config, slot_table(self.config.worker_space, self.config.partitions)
         state = read_final_state(self.spark, str(config.state_checkpoint), {s: w for w, s in enumerate(slots)})
         self.record.write_state(state)
         return {"rows": len(state), "keys": int(state["key"].nunique()), "state_partitions": config.partitions}

@@ -211,6 +211,9 @@ def _check_values(options: RunOptions) -> None:
             raise RunError(f"{name} must be > 0, got {value}")
     if options.observer_tick_s <= 0:
         raise RunError(f"--observer-tick-s must be > 0, got {options.observer_tick_s}")
+    partitions = options.partitions or options.splitters
+    if not 1 <= options.producers <= partitions:
+        raise RunError(f"--producers must be 1..{partitions} (the input's partitions P), got {options.producers}")
 
 
 def _bootstrap(options: RunOptions, stack_config: StackConfig, ensure_stack: bool, log) -> tuple[str, bool]:

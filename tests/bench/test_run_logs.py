@@ -48,7 +48,7 @@ def test_recording_the_input_keeps_the_producers_client_lines_off_the_console(tm
 
     monkeypatch.setattr("bench.run.input.replay", replay)  # record_input's producer
     run = SimpleNamespace(topic_exists=False, dataset=SimpleNamespace(name="NYC_FLIGHTS"),
-                          options=SimpleNamespace(limit=10, partitions=1, progress=False),
+                          options=SimpleNamespace(limit=10, partitions=1, progress=False, producers=1),
                           config=SimpleNamespace(topic="t", results_dir=tmp_path / "run", bootstrap_servers=None))
     record_input([run], log=lambda *_: None)
     assert run.topic_exists

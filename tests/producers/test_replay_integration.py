@@ -79,6 +79,23 @@ def test_paced_rate_and_lag(stack):
     assert first[0] == s.start_ms and first[-1] == s.start_ms + (n - 1) * 1000 // rate
 
 
+def test_a_replay_shared_by_processes_fills_the_topic_as_one_process_does(stack):
+    """Three producer processes over four partitions, paced: every partition holds its records in
+    order, each stamped with the intended time one process would give it; the summary adds the
+    processes up (producers.sharded)."""
+    bs, topic, n, P, rate = stack.bootstrap_servers, "sharded", 6_000, 4, 3_000
+    start = int(time.time() * 1000) + 5_000
+    s = replay(get_dataset("NYC_FLIGHTS"), topic, bs, partitions=P, rate=rate, limit=n, start_ms=start,
+               progress=False, processes=3)
+    assert s.ok and s.processes == 3 and s.records == s.delivered == n and s.per_partition == [n // P] * P
+    assert s.start_ms == start and s.lag["samples"] == n and s.key_distribution["records"] == n
+    sent, got, schedule = list(get_dataset("NYC_FLIGHTS").records(n)), read_topic(bs, topic), Schedule(rate=rate)
+    for q in range(P):
+        assert [v for v, _, _ in got[q]] == [r.value for r in sent[q::P]], q
+        assert [t for _, t, _ in got[q]] == [start + schedule.offset_ns(i, None) // 1_000_000
+                                             for i in range(q, n, P)], q
+
+
 def test_speed_follows_event_time(stack):
     # golden stream: 200 records per virtual second; x10 -> 2,000 records/s
     ds = get_dataset("GOLDEN_SKEW", length=4_000)

@@ -6,6 +6,7 @@ import json
 from array import array
 
 import numpy as np
+import pytest
 
 from bench.latency import exact_percentile, new_histogram
 from producers.handover import Handover
@@ -60,3 +61,47 @@ def test_to_dict_and_human():
     assert d["ok"] is True and d["malformed"]["first"][0]["line"] == 4
     text = s.human()
     assert "f.tsv:4 (bad)" in text and "p99 0.500 ms" in text and "s = 0.580" in text
+
+
+def test_a_shard_owns_every_nth_partition_and_refuses_a_bad_index():
+    from producers.handover import Shard
+
+    assert Shard().owns(3) == [True, True, True]
+    assert Shard(1, 3).owns(7) == [False, True, False, False, True, False, False]
+    for index, of in ((3, 3), (-1, 2), (0, 0)):
+        with pytest.raises(ValueError, match="expected 0 <= index < of"):
+            Shard(index, of)
+
+
+def test_the_processes_summaries_merge_into_one():
+    """Counts and partitions add up, the lags merge from their histograms (not from percentiles),
+    the longest duration decides the rate, and one interrupted process interrupts the replay."""
+    from bench.latency import encode
+    from producers.sharded import merged
+
+    def lags(values_us):
+        histogram = new_histogram()
+        for value in values_us:
+            histogram.record_value(value)
+        return encode(histogram)
+
+    a = _summary(records=3, delivered=3, bytes=30, duration_s=1.0, per_partition=[3, 0], first_timestamp_ms=100,
+                 last_timestamp_ms=300, lag_histogram=lags([1000, 2000, 3000]), errors=["e1"])
+    b = _summary(records=2, delivered=1, failed=1, bytes=20, duration_s=2.0, per_partition=[0, 2],
+                 first_timestamp_ms=150, last_timestamp_ms=250, lag_histogram=lags([9000, 10000]), errors=["e2"])
+    out = merged([a, b])
+    assert (out.records, out.delivered, out.failed, out.bytes, out.processes) == (5, 4, 1, 50, 2)
+    assert out.per_partition == [3, 2] and (out.first_timestamp_ms, out.last_timestamp_ms) == (100, 300)
+    assert out.duration_s == 2.0 and out.records_per_s == 2.5 and out.errors == ["e1", "e2"] and not out.ok
+    assert out.lag["samples"] == 5 and 9.99 <= out.lag["max_ms"] <= 10.01 and 2.99 <= out.lag["p50_ms"] <= 3.01
+    assert "lag_histogram" not in out.to_dict() and not merged([a, _summary(interrupted=True)]).ok
+    with pytest.raises(ValueError, match="no producer process"):
+        merged([])
+
+
+def test_more_producer_processes_than_partitions_are_refused_before_the_broker():
+    from datasets import get_dataset
+    from producers import replay
+
+    with pytest.raises(ValueError, match=r"producer processes must be 1\.\.2"):
+        replay(get_dataset("GOLDEN_SKEW", length=10), "t", "127.0.0.1:1", partitions=2, processes=3)
