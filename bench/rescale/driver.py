@@ -17,6 +17,7 @@ from pathlib import Path
 from bench.rescale.journal import Journal
 from bench.rescale.kafka_clock import first_timestamp
 from bench.rescale.plan import routing_at
+from bench.topology.checkpoint_log import batch_ids
 from bench.topology.config import TopologyConfig
 from bench.topology.rescale_channel import Channel
 from bench.topology.state_layout import slot_table
@@ -37,10 +38,6 @@ def hang_after(phase: str, index: int) -> None:
 def elapsed_ms(since: float) -> float:
     """Milliseconds (0.1 ms) from `since`, a `time.monotonic()` reading, to now."""
     return round(1000 * (time.monotonic() - since), 1)
-
-
-def batch_ids(folder: Path) -> list[int]:
-    return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.exists() else []
 
 
 def checkpoint_partitions(checkpoint: Path) -> int:

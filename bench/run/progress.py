@@ -12,6 +12,7 @@ from pathlib import Path
 from bench.rescale.kafka_clock import topic_timestamps_ms
 from bench.run.input import consumed, send_end_of_input
 from bench.run.preflight import RunError
+from bench.topology.checkpoint_log import batch_ids
 from bench.topology.config import TopologyConfig
 
 
@@ -69,10 +70,10 @@ def windows_closed(progress: dict | None, config: TopologyConfig, end_sent_at: i
 def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
     """`topic`'s next offset per partition at the last committed batch of the query checkpoint
     `checkpoint` (its offset log); {} before a committed batch."""
-    commits = [int(p.name) for p in (checkpoint / "commits").glob("[0-9]*")] if checkpoint.exists() else []
+    commits = batch_ids(checkpoint / "commits")
     if not commits:
         return {}
-    for line in (checkpoint / "offsets" / str(max(commits))).read_text().splitlines()[2:]:
+    for line in (checkpoint / "offsets" / str(commits[-1])).read_text().splitlines()[2:]:
         offsets = json.loads(line) if line.startswith("{") else None
         if isinstance(offsets, dict) and topic in offsets:
             return {int(p): int(o) for p, o in offsets[topic].items()}
@@ -109,11 +110,10 @@ def end_of_input_again(config: TopologyConfig, ends: dict[int, int], sent_ms: in
 
 def drain_listener(observer, config: TopologyConfig, timeout_s: float = 15.0) -> None:
     """Wait until the observer has the progress of the last committed batch (events are asynchronous)."""
-    commits = config.checkpoint_dir / "main" / "commits"
-    ids = [int(p.name) for p in commits.glob("[0-9]*")] if commits.exists() else []
+    ids = batch_ids(config.checkpoint_dir / "main" / "commits")
     if not ids:
         return
-    last = max(ids)
+    last = ids[-1]
     deadline = time.monotonic() + timeout_s
     while observer.last_committed_batch() < last and time.monotonic() < deadline:
         time.sleep(0.2)

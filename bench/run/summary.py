@@ -10,6 +10,7 @@ from bench.observer.resources import growth
 from bench.rescale.journal import Journal
 from bench.run.input import describe_input, input_conditions
 from bench.run.preflight import Prepared
+from bench.topology.checkpoint_log import batch_ids
 from bench.topology.config import TopologyConfig
 from bench.results.batches import read_batches
 
@@ -23,8 +24,7 @@ def missed_batches(config: TopologyConfig, observer, offline: set[int] = frozens
     STOP_THE_WORLD stop that fell after a batch's commit and before Spark posted its progress lost
     that batch's figures 228 batches before the run's end, and the run reported its two checks that
     sum them as failed instead of not evaluable (make nemesis, 2026-11-29)."""
-    commits = config.checkpoint_dir / "main" / "commits"
-    ids = {int(p.name) for p in commits.glob("[0-9]*")} if commits.exists() else set()
+    ids = set(batch_ids(config.checkpoint_dir / "main" / "commits"))
     if not config.realtime:
         written = config.results_dir / "aggregates"
         ids |= {int(p.stem.removeprefix("batch-")) for p in written.glob("batch-*.parquet")}

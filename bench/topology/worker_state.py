@@ -27,6 +27,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from bench.topology import jvm_stage
+from bench.topology.checkpoint_log import batch_ids
 from bench.topology.session import session_settings
 from bench.topology.state_layout import slot_table
 
@@ -97,10 +98,10 @@ def checkpoint_format(checkpoint: str) -> int:
     """The state store checkpoint format a query's checkpoint was written in: 2 when its last commit
     names the state stores' checkpoint ids (`stateUniqueIds`; Real-Time Mode writes only this
     format), 1 otherwise (Spark's default)."""
-    commits = sorted((p for p in Path(checkpoint, "commits").glob("[0-9]*")), key=lambda p: int(p.name))
+    commits = batch_ids(Path(checkpoint, "commits"))
     if not commits:
         return 1
-    return 2 if "stateUniqueIds" in commits[-1].read_text() else 1
+    return 2 if "stateUniqueIds" in Path(checkpoint, "commits", str(commits[-1])).read_text() else 1
 
 
 def read_final_state(spark, checkpoint: str, workers_of_slot: dict[int, int], batch_id: int | None = None) -> pd.DataFrame:
