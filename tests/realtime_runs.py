@@ -1,9 +1,10 @@
 """The real-time runs of a test session, in a child process with a Spark of its own.
 
 Real-Time Mode holds a task slot for every task of its query for the whole real-time batch (20 with
-the e2e options and the worker state, `TopologyConfig.realtime_task_slots`), where the session's
-shared Spark has two (tests/conftest.py `spark`). So one child process (`python -m tests.realtime_runs
-SPEC`) starts a `local[20]` session and runs, one after the other:
+the e2e options and the worker state, 35 for the rescale run's six workers in six state partitions:
+`TopologyConfig.realtime_task_slots`), where the session's shared Spark has two (tests/conftest.py
+`spark`). So one child process (`python -m tests.realtime_runs SPEC`) starts a local session with as
+many slots as its largest run needs and runs, one after the other:
 
 - every grouping in real-time mode over the session's shared input topic (its recorded 2,000
   records and 5 malformed ones), keeping the workers' state (`--worker-state`, committed at the end
@@ -12,7 +13,10 @@ SPEC`) starts a `local[20]` session and runs, one after the other:
 - a paced run with 5 s real-time batches in a `bench run` grandchild (its own Spark), SIGKILLed once
   its real-time query has committed two batches (so the resumed one restores the grouping instances
   from their state) and its aggregator has written two, then resumed here with the same run id,
-  `realtime-killed`.
+  `realtime-killed`;
+- a live KEY_GROUP run that rescales twice by STOP_THE_WORLD (RESCALE), `realtime-rescale`, and the
+  same in a `bench run` grandchild SIGKILLed in its first event (KILLED_RESCALE_PHASE), resumed here,
+  `realtime-rescale-killed`.
 
 The first test that uses the stack starts it (tests/conftest.py `realtime_child`, a
 `tests.child_runs.ChildRuns`), once the session's killed drivers have all been killed (six Spark
@@ -41,6 +45,12 @@ SHORT_BATCH_S = 5
 """The real-time batches of the killed run and of the runs that keep the worker state, s (Spark's
 minimum): such a run ends once a batch has committed the state of every tuple."""
 LIVE = dict(limit=2000, rate=500.0, cost_ms=1.0, latency_warmup_s=0.0)
+RESCALE = dict(limit=2400, rate=100.0, rescale="8000ms:+4,+5,16000ms:-1", protocol="STOP_THE_WORLD",
+               realtime_batch_s=SHORT_BATCH_S, latency_warmup_s=0.0)
+"""24 s of input; W = 4 -> 6 -> 5 (ids 0, 2-5 at the end), each event a few real-time batches after the
+one before."""
+KILLED_RESCALE_PHASE = "savepoint"
+"""Where the killed rescale run's driver is SIGKILLed (bench/rescale/stop_the_world_realtime.py)."""
 
 
 def options(spec: dict, grouping: str, run_id: str, **extra):
@@ -52,6 +62,38 @@ def options(spec: dict, grouping: str, run_id: str, **extra):
                       **{**spec["e2e"], **extra})
 
 
+def _command(spec: dict, grouping: str, run_id: str, limit: int, rate: float, *extra: str) -> list[str]:
+    """A paced `bench run` of `grouping` in real-time mode over its own topic, with the e2e options and
+    real-time batches of SHORT_BATCH_S."""
+    e2e, results = spec["e2e"], Path(spec["results_dir"])
+    return [sys.executable, "-m", "bench", "run", "--grouping", grouping, "--dataset", "NYC_FLIGHTS",
+            "--mode", "realtime", "--run-id", run_id, "--limit", str(limit), "--rate", str(rate),
+            "--realtime-batch-s", str(SHORT_BATCH_S),
+            "--bootstrap-servers", spec["bootstrap"], "--no-influx", "--results-dir", str(results),
+            "--no-progress", "--timeout-s", "600",
+            *[arg for name in ("workers", "splitters", "aggregators", "cost_ms", "worker_window_s",
+                               "aggregator_window_s", "watermark_delay_s", "observer_tick_s")
+              for arg in (f"--{name.replace('_', '-')}", str(e2e[name]))], *extra]
+
+
+def _kill_when(command: list[str], log_path: Path, ready, what: str, env: dict | None = None) -> None:
+    """Run `command` as a child (its own session) until `ready()`, then SIGKILL it and its Spark JVM,
+    as a machine failure would. RuntimeError if it ended or took 600 s first."""
+    with log_path.open("wb") as log:
+        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True,
+                                 env={**os.environ, **(env or {})})
+    deadline = time.monotonic() + 600
+    while not ready():
+        if child.poll() is not None or time.monotonic() > deadline:
+            if child.poll() is None:
+                os.killpg(child.pid, signal.SIGKILL)
+            raise RuntimeError(f"the run to kill ended or stalled before {what} (exit {child.returncode}); "
+                               f"see {log_path}")
+        time.sleep(0.2)
+    os.killpg(child.pid, signal.SIGKILL)
+    child.wait(30)
+
+
 def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
     """A paced DYNAMIC_KEY run (3,000 records at 200 records/s, real-time batches of SHORT_BATCH_S)
     in a `bench run` child, SIGKILLed after KILL_AFTER_BATCHES real-time and aggregator batches,
@@ -59,37 +101,45 @@ def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
     from bench.run.preflight import prepare
     from bench.run.stream import run_stream
 
-    e2e, results = spec["e2e"], Path(spec["results_dir"])
-    command = [sys.executable, "-m", "bench", "run", "--grouping", "DYNAMIC_KEY", "--dataset", "NYC_FLIGHTS",
-               "--mode", "realtime", "--run-id", run_id, "--limit", "3000", "--rate", "200",
-               "--realtime-batch-s", str(SHORT_BATCH_S),
-               "--bootstrap-servers", spec["bootstrap"], "--no-influx", "--results-dir", str(results),
-               "--no-progress", "--timeout-s", "600",
-               *[arg for name in ("workers", "splitters", "aggregators", "cost_ms", "worker_window_s",
-                                  "aggregator_window_s", "watermark_delay_s", "observer_tick_s")
-                 for arg in (f"--{name.replace('_', '-')}", str(e2e[name]))]]
+    results = Path(spec["results_dir"])
     partials = results / run_id / "partials"
     commits = results / run_id / "checkpoint" / "realtime" / "commits"
 
     def done() -> tuple[int, int]:
         return len(list(partials.glob("batch-*.parquet"))), len([c for c in commits.glob("[0-9]*")])
-    with (results / f"{run_id}.log").open("wb") as log:
-        child = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
-    deadline = time.monotonic() + 600
-    while min(done()) < KILL_AFTER_BATCHES:
-        if child.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError(f"the run to kill ended or stalled before {KILL_AFTER_BATCHES} real-time and "
-                               f"aggregator batches {done()} "
-                               f"(exit {child.returncode}); see {results / f'{run_id}.log'}")
-        time.sleep(0.2)
-    os.killpg(child.pid, signal.SIGKILL)  # the driver and its Spark JVM, as a machine failure would
-    child.wait(30)
+    _kill_when(_command(spec, "DYNAMIC_KEY", run_id, 3000, 200), results / f"{run_id}.log",
+               lambda: min(done()) >= KILL_AFTER_BATCHES,
+               f"{KILL_AFTER_BATCHES} real-time and aggregator batches")
     batches, commits_at_kill = done()
     killed = {"killed_after_batches": batches, "realtime_commits": commits_at_kill}
     summary = run_stream(prepare(options(spec, "DYNAMIC_KEY", run_id, limit=3000, rate=200.0, own_topic=True,
                                          no_influx=True, realtime_batch_s=SHORT_BATCH_S)),
                          spark=spark, log=lambda *_: None)
     return {**summary, **killed}
+
+
+def rescale_killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
+    """The RESCALE run in a `bench run` child, SIGKILLed once its journal has the first event at
+    KILLED_RESCALE_PHASE (its real-time query stopped and every worker's state read; nothing moved,
+    nothing given back to the aggregator), then resumed in `spark` with the same run id."""
+    from bench.rescale.driver import HANG_AFTER
+    from bench.run.preflight import prepare
+    from bench.run.stream import run_stream
+
+    results = Path(spec["results_dir"])
+    journal = results / run_id / "rescale.json"
+
+    def at_phase() -> bool:
+        try:
+            return json.loads(journal.read_text())["events"][0]["phase"] == KILLED_RESCALE_PHASE
+        except (OSError, ValueError, KeyError, IndexError):
+            return False
+    _kill_when(_command(spec, "KEY_GROUP", run_id, RESCALE["limit"], RESCALE["rate"], "--rescale", RESCALE["rescale"],
+                        "--protocol", RESCALE["protocol"], "--latency-warmup-s", "0"),
+               results / f"{run_id}.log", at_phase, f"the first event's {KILLED_RESCALE_PHASE}",
+               {HANG_AFTER: f"{KILLED_RESCALE_PHASE}@0"})
+    return run_stream(prepare(options(spec, "KEY_GROUP", run_id, own_topic=True, no_influx=True, **RESCALE)),
+                      spark=spark, log=lambda *_: None)
 
 
 def main(spec_path: str) -> int:
@@ -106,7 +156,9 @@ def main(spec_path: str) -> int:
         recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False,
                                     worker_state=True, realtime_batch_s=SHORT_BATCH_S))
                     for g in GROUPINGS]
-        spark = build_session(recorded[0].options.master, spec["e2e"]["aggregators"])
+        rescaled = prepare(options(spec, "KEY_GROUP", f"rt-rescale-{stamp}", own_topic=True, **RESCALE))
+        slots = max(p.config.realtime_task_slots for p in (*recorded, rescaled))
+        spark = build_session(f"local[{slots}]", spec["e2e"]["aggregators"])
         for prepared in recorded:
             summary = run_stream(prepared, spark=spark, log=lambda *_: None)
             index[f"realtime-{prepared.config.grouping}"] = summary["results"]
@@ -117,6 +169,9 @@ def main(spec_path: str) -> int:
         (Path(killed["results"]) / "killed.json").write_text(json.dumps(
             {k: killed[k] for k in ("killed_after_batches", "realtime_commits")}))
         index["realtime-killed"] = killed["results"]
+        index["realtime-rescale"] = run_stream(rescaled, spark=spark, log=lambda *_: None)["results"]
+        killed_rescale = rescale_killed_then_resumed(spec, spark, f"rt-rescale-killed-{stamp}")
+        index["realtime-rescale-killed"] = killed_rescale["results"]
     except Exception:  # reported to the tests through the index
         index["error"] = traceback.format_exc()
     (results / "index.json").write_text(json.dumps(index, indent=2))

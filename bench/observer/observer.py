@@ -201,6 +201,7 @@ class Observer:
             if batch_id > last_ticked or batch_id > newest - DETAIL_BATCHES or "pairs" not in fig:
                 continue
             self._folded_pairs.update(fig.pop("pairs"))
+            self._folded_pairs.difference_update(map(tuple, fig.pop("pairs_taken_back", None) or ()))
             encoded = fig.pop("latency", None) or {}
             if fig["start_ms"] >= cut:
                 for w, enc in encoded.items():
@@ -239,8 +240,9 @@ class Observer:
         """The distinct (key, worker) pairs routed so far."""
         with self._lock:
             out = set(self._folded_pairs)
-            for b in self.batches.values():
-                out.update(b.get("pairs") or ())
+            for batch_id in sorted(self.batches):
+                out.update(self.batches[batch_id].get("pairs") or ())
+                out.difference_update(map(tuple, self.batches[batch_id].get("pairs_taken_back") or ()))
             return out
 
     def final_aggregates(self) -> pd.DataFrame:
@@ -303,7 +305,9 @@ class Observer:
             "time_ms": now_ms,
             **{k: self._last_reference.get(k) for k in ("std_dev", "dist_cost", "throughput_ratio", "total_count", "duration_ms")},
             "max_mean_imbalance": metrics.max_mean_imbalance(loads, self.workers) if total else None,
-            "window_std_dev": metrics.std_dev_percent(window_loads, self.workers) if window_loads.sum() else None,
+            # a tick whose window holds a rescale's take-back (real-time mode) has no load distribution
+            "window_std_dev": metrics.std_dev_percent(window_loads, self.workers)
+            if window_loads.sum() and window_loads.min() >= 0 else None,
             "window_count": int(window_loads.sum()),
             "keys": len(keys),
             "pairs": len(pairs),

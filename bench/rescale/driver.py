@@ -65,7 +65,8 @@ class RescaleDriver:
 
     @property
     def checkpoint(self) -> Path:
-        return self.config.checkpoint_dir / "main"
+        """The checkpoint whose operators hold the workers' state (`TopologyConfig.state_checkpoint`)."""
+        return self.config.state_checkpoint
 
     def next_index(self) -> int | None:
         """The first event that is not done."""

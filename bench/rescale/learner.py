@@ -106,12 +106,24 @@ class Learner(SharedState):
                 for e in r.get(state_transfer.INSTALL, ())}
 
     def _transfers(self, index: int, epoch: int, move) -> tuple[list, dict]:
-        """The switch epoch: the old owners drop every moved key, the new owners install the lag."""
+        """The switch epoch: the old owners drop every moved key, the new owners install the lag, what
+        changed since the warm-up copy (an install merges: `state_transfer`)."""
         snapshot = self._snapshot(index)
-        lag = {slot: [e for e in entries if snapshot.get((slot, e[0])) != [int(v) for v in e[1:]]]
+        lag = {slot: [lag_entry(e, snapshot.get((slot, e[0]))) for e in entries
+                      if snapshot.get((slot, e[0])) != [int(v) for v in e[1:]]]
                for slot, entries in move.installs.items()}
         lag = {slot: entries for slot, entries in lag.items() if entries}
         lag_entries = sum(len(v) for v in lag.values())
         return (state_transfer.records(epoch, move.extracts, lag),
                 {"transfer_records": lag_entries, "lag_entries": lag_entries,
                  "changelog_records": len(snapshot) + lag_entries})
+
+
+def lag_entry(entry: tuple, copy: list | None) -> tuple:
+    """An install entry `(key, count, sum, first_ts_ms, last_ts_ms)` as the lag over the warm-up
+    `copy` ([count, sum, first_ts_ms, last_ts_ms] of the same key, or None): merged into the copy it
+    gives `entry` (the counts add, the first and last timestamps take the min and max)."""
+    if copy is None:
+        return entry
+    key, count, total, first, last = entry
+    return key, int(count) - int(copy[0]), int(total) - int(copy[1]), int(first), int(last)

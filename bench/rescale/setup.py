@@ -27,7 +27,8 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     """The config of a rescale run: schedule and protocol checked (the simulator's checks, and the
     input's event-time span when the topic holds it), max parallelism M = the largest worker count
     of the schedule, and the protocol's channels. STOP_THE_WORLD: the state-transfer topic, and the
-    switches a resumed run already made (the restarted query's plan carries them); N starts at A.
+    switches a resumed run already made (the restarted query's plan carries them); N starts at A
+    (in real-time mode it is max(A, M) for the whole run).
     SHARED_STATE, LEARNER and HANDOFF: the rescale channel; the layout is fixed for the run at N =
     max(A, M), so that a worker added later already has its state partition. Every protocol: the
     routing after each event (`rescale_routings`, for the JVM grouping stage). HANDOFF also raises the
@@ -67,7 +68,7 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
         routing.reschedule(e.target)
         sizes.append(max(routing.workers) + 1)
         routings.append(java_routing(routing))
-    checkpoint = config.checkpoint_dir / "main"
+    checkpoint = config.state_checkpoint
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
     if protocol in LIVE_PROTOCOLS:
         delay = max(config.watermark_delay_s, HANDOFF_MIN_WATERMARK_DELAY_S) if protocol == "HANDOFF" \
@@ -76,6 +77,8 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
                        rescale_routings=tuple(routings),
                        state_partitions=partitions or max(config.aggregators, max(sizes)), worker_state=True)
     switches = tuple(Journal(config.results_dir).switches())
+    if config.realtime and not partitions:
+        partitions = max(config.aggregators, max(sizes))  # no repartition in real-time mode (stop_the_world_realtime)
     return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, switches=switches,
                    rescale_routings=tuple(routings),
                    state_partitions=partitions, worker_state=True)

@@ -70,15 +70,10 @@ class StopTheWorld(RescaleDriver):
     def _stop(self, index: int, topology, start_query) -> dict:
         """1. Stop the query and make the barrier the last batch (no planned batch left
         uncommitted); returns the event's steps so far (ms)."""
-        event = self.events[index]
         stop_wall_ms = int(time.time() * 1000)
         if topology is not None:
             topology.stop()
-        if not self.journal.reached(index, "stopped"):
-            self.journal.record(index, event=event.label(), at_ms=event.at_ms, target=event.target,
-                                phase="stopped", stop_wall_ms=stop_wall_ms)
-        hang_after("stopped", index)
-        steps = dict(self.journal.event(index).get("steps") or {})
+        steps = self._stopped(index, stop_wall_ms)
         # Past the savepoint, an uncommitted batch is Spark's repartition interrupted by a killed
         # driver, which `_repartition` runs again: a query started on it fails with
         # STREAMING_UNFINISHED_REPARTITION_DETECTED (make nemesis, 2026-11-29).
@@ -89,6 +84,16 @@ class StopTheWorld(RescaleDriver):
             once.stop()
             steps["finish_batch_ms"] = elapsed_ms(t)
         return steps
+
+    def _stopped(self, index: int, stop_wall_ms: int) -> dict:
+        """Journal event `index`'s stop (once: a resumed driver keeps the first) and return its steps
+        so far (ms)."""
+        event = self.events[index]
+        if not self.journal.reached(index, "stopped"):
+            self.journal.record(index, event=event.label(), at_ms=event.at_ms, target=event.target,
+                                phase="stopped", stop_wall_ms=stop_wall_ms)
+        hang_after("stopped", index)
+        return dict(self.journal.event(index).get("steps") or {})
 
     def _uncommitted(self) -> bool:
         """Whether the checkpoint's last planned batch is not committed (an interrupted batch, or
@@ -129,8 +134,10 @@ class StopTheWorld(RescaleDriver):
         move = move_plan.plan_move(state, before, after, c.worker_space, n_before, n_after)
         t = time.monotonic()
         if index + 1 not in state_transfer.written_epochs(c.bootstrap_servers, c.run_id):
-            state_transfer.write(c.bootstrap_servers, c.run_id,
-                                 state_transfer.records(index + 1, move.extracts, move.installs), index + 1)
+            # the real-time query routes each record to its slot's worker (stop_the_world_realtime)
+            slot_workers = {s: w for w, s in enumerate(slot_table(c.worker_space, n_after))} if c.realtime else None
+            records = state_transfer.records(index + 1, move.extracts, move.installs, slot_workers)
+            state_transfer.write(c.bootstrap_servers, c.run_id, records, index + 1)
         steps["transfer_ms"] = elapsed_ms(t)
         return move
 

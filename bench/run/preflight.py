@@ -166,8 +166,10 @@ def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) ->
                        f"(the Java groupings: {', '.join(jvm_stage.JVM_GROUPINGS)}, with the integer parameters "
                        f"{jvm_stage.JVM_PARAMETERS}); in Real-Time Mode {REALTIME_REFUSES_PYTHON}. "
                        "Use --mode microbatch")
-    if config.rescale_protocol or options.rescale:
-        raise RunError("real-time mode does not rescale yet (docs/rescaling.md); use --mode microbatch")
+    if config.rescale_protocol not in ("", "STOP_THE_WORLD"):
+        raise RunError(f"real-time mode rescales by STOP_THE_WORLD only, not yet by {config.rescale_protocol}: "
+                       "the live protocols reach the running query through the rescale channel, a Python streaming "
+                       "source, and a real-time query reads Kafka only (docs/rescaling.md); use --mode microbatch")
     if config.grouping_clock != "kafka":
         raise RunError("real-time mode needs --grouping-clock kafka: a real-time batch run again after a failure "
                        "must route every tuple as it did the first time, and wall time would route it anew")

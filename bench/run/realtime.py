@@ -58,11 +58,28 @@ class RealtimeRun(StreamRun):
         if self.topology is not None:
             self.topology.aggregator.query_state = state_store_figures(progress)
 
-    def start_query(self, config, once: bool = False):
+    def start_query(self, config, once: bool = False, with_realtime: bool = True):
         # Every half observer tick: each tick sees the latest partials; a micro-batch of the
         # aggregator costs about 0.3 s of Spark's planning and scheduling however few its rows.
         return realtime.start(self.spark, config, self.prepared.splitter_sql, self.observer,
-                              self.options.observer_tick_s / 2)
+                              self.options.observer_tick_s / 2, with_realtime=with_realtime)
+
+    def run_event(self, topology):
+        """A STOP_THE_WORLD event (`bench.rescale.stop_the_world_realtime`): the real-time query
+        stopped and started again beside the aggregator, which reads on; `topology` None (a driver
+        resumed in the middle of the event): the aggregator is started first."""
+        if topology is None:
+            topology = self.topology = self.start_query(self.config, with_realtime=False)
+
+        def start_realtime(config):
+            topology.start_realtime(self.spark, config, self.prepared.splitter_sql)
+            return topology
+
+        self.spans.stopping_since = int(time.time() * 1000)
+        try:
+            return self.rescaler.run_event(self.spark, topology, start_realtime, self.observer, self.log)
+        finally:
+            self.spans.stopping_since = None
 
     def start(self) -> None:
         needed, config = self.config.realtime_task_slots, self.config
@@ -72,7 +89,14 @@ class RealtimeRun(StreamRun):
                            f"aggregator run beside them), the session has {self.slots} "
                            f"({self.spark.sparkContext.master}): use --master local[{needed}] or a cluster with as "
                            "many cores")
-        self.topology = self.start_query(self.config)
+        rescaler = self.rescaler
+        if rescaler is not None and rescaler.next_index() is not None and rescaler.journal.event(rescaler.next_index()):
+            # a driver killed in the middle of a rescale: finish it before the real-time query runs again
+            rescaler.anchor_clock()
+            self.topology = self.run_event(None)
+            self.config = rescaler.config
+        else:
+            self.topology = self.start_query(self.config)
         self.observer.start(self.options.observer_tick_s)
         self.wait_ready()
         state = self.input_state
@@ -119,9 +143,17 @@ class RealtimeRun(StreamRun):
                 self.observer.audited = {"records": self.audit["records"], "malformed": self.audit["malformed"]}
                 self.log(f"input in the topic: {self.audit['records']:,} records, {self.audit['tuples']:,} tuples "
                          f"({self.audit['malformed']:,} malformed); waiting for the last tuples ...")
+            rescaler = self.rescaler
+            if rescaler is not None and rescaler.next_index() is not None and data_batches:
+                rescaler.anchor_clock()
+                if rescaler.due(self.observer):
+                    return "rescale"
             if aggregator.closed_all and self._state_committed():
                 return "completed"
-            if self.audit is not None and not self.end_sent:
+            # an event whose time has come waits for its rescale: the end-of-input record would
+            # close the windows before the switch
+            waits = rescaler is not None and rescaler.reached(self.observer)
+            if self.audit is not None and not self.end_sent and not waits:
                 if aggregator.tuples >= self.audit["tuples"]:
                     self.log("every tuple is in the latest partials; closing the last windows ...")
                     self.observer.tick()
@@ -170,6 +202,7 @@ class RealtimeRun(StreamRun):
     def realtime_facts(self) -> dict:
         aggregator = getattr(self.topology, "aggregator", None)
         return {"batch_s": self.config.realtime_batch_s, "audit": self.audit,
-                "late_updates": aggregator.late_updates if aggregator is not None else None}
+                "late_updates": aggregator.late_updates if aggregator is not None else None,
+                "stale_updates": aggregator.stale_updates if aggregator is not None else None}
 
 

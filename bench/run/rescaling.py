@@ -11,6 +11,7 @@ from bench.rescale.learner import Learner
 from bench.rescale.setup import rescale_summary
 from bench.rescale.shared_state import SharedState
 from bench.rescale.stop_the_world import StopTheWorld
+from bench.rescale.stop_the_world_realtime import RealtimeStopTheWorld
 from bench.run.options import RunOptions
 from bench.topology.config import TopologyConfig
 from groupings.rescaling import parse_schedule
@@ -18,9 +19,12 @@ from groupings.rescaling import parse_schedule
 
 def rescaler_for(config: TopologyConfig, options: RunOptions, log=print):
     """The driver of `options.rescale`'s schedule under `config.rescale_protocol`: StopTheWorld (the
-    query stops for each event), or a live protocol's driver (SHARED_STATE, LEARNER, HANDOFF: the
-    query reads the rescale channel, reopened here for this attempt)."""
+    query stops for each event; RealtimeStopTheWorld in real-time mode), or a live protocol's driver
+    (SHARED_STATE, LEARNER, HANDOFF: the query reads the rescale channel, reopened here for this
+    attempt)."""
     events = parse_schedule(options.rescale)
+    if config.realtime:
+        return RealtimeStopTheWorld(config, events, Journal(config.results_dir))
     if not config.live_rescale:
         return StopTheWorld(config, events, Journal(config.results_dir))
     if config.rescale_protocol == "HANDOFF":

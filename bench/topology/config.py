@@ -248,9 +248,10 @@ class TopologyConfig(TopologySettings):
         """The tasks of the real-time query, all running for its whole batch (Real-Time Mode schedules
         its stages together): the spout and splitter (one per Kafka partition, at most S), the
         grouping stage, the worker windows and, with `--worker-state`, the worker-state operator (N
-        state partitions each) and the workers (M)."""
+        state partitions each), the workers (M) and a STOP_THE_WORLD's state-transfer topic (one
+        partition)."""
         stateful = 3 if self.worker_state else 2
-        return self.splitters + stateful * self.partitions + self.worker_space
+        return self.splitters + stateful * self.partitions + self.worker_space + int(self.transfers)
 
     @property
     def realtime_task_slots(self) -> int:

@@ -2,7 +2,8 @@
 over its output (docs/topology.md, "Two execution modes").
 
     real-time query    spout -> splitter -> JVM grouping stage -> workers (-> worker state, with
-                       `--worker-state`: `bench.topology.worker_state`) -> worker windows,
+                       `--worker-state` or a rescale: `bench.topology.worker_state`, and a
+                       STOP_THE_WORLD's state transfers) -> worker windows,
                        `trigger(realTime=...)`, update mode, Kafka sink `<run>.partials`: each tuple
                        updates its worker window's partial, and the update is written at once
     aggregator query   micro-batch over `<run>.partials`, `foreachBatch` ->
@@ -38,11 +39,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from bench.topology import jvm_stage, spout, splitter, worker, worker_state
+from bench.topology import jvm_stage, spout, splitter, state_transfer, worker, worker_state
 from bench.topology.config import TopologyConfig
-from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
+from bench.topology.realtime_aggregator import END_OF_INPUT, GENERATION_START, RealtimeAggregator
 from bench.topology.session import session_settings
-from bench.topology.sink import AggregateSink
+from bench.topology.sink import AggregateSink, KafkaWriter
 
 PARTIAL_SCHEMA = T.StructType([
     T.StructField("wstart_ms", T.LongType()),
@@ -55,10 +56,22 @@ PARTIAL_SCHEMA = T.StructType([
     T.StructField("ts_sum_ms", T.LongType()),
     T.StructField("done_us", T.LongType()),
     T.StructField("event_ms", T.LongType()),
+    T.StructField("generation", T.IntegerType()),
 ])
 """An update of `<run>.partials` (JSON): its worker window (start, epoch ms), worker and key, the
-partial's running values (`bench.topology.worker.PARTIAL_AGGREGATES`, times in epoch ms), and
-its newest tuple: when the worker was done with it (epoch µs) and its Kafka timestamp (epoch ms)."""
+partial's running values (`bench.topology.worker.PARTIAL_AGGREGATES`, times in epoch ms), its
+newest tuple: when the worker was done with it (epoch µs) and its Kafka timestamp (epoch ms), and the
+routing's generation that wrote it (the STOP_THE_WORLD events before the query's start:
+`bench.topology.realtime_aggregator`, "Rescales")."""
+
+
+CONTROL_FIELDS = (
+    T.StructField(END_OF_INPUT, T.BooleanType()),
+    T.StructField(GENERATION_START, T.IntegerType()),
+    T.StructField("watermark_ms", T.LongType()),
+)
+"""The fields of the driver's records on `<run>.partials`: the end-of-input record (`end_of_input`
+true) and a rescale's generation-start record (`bench.topology.realtime_aggregator`)."""
 
 
 SINK_LINGER_MS = 20
@@ -74,10 +87,17 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
     """The real-time query's DataFrame (no sink): every update of a worker window's partial, with
     PARTIAL_SCHEMA's columns."""
     tuples = splitter.split(spout.read_kafka(spark, config), config, splitter_sql)
+    rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space)
+    transfers = None
+    if config.transfers:
+        transfers = state_transfer.read_controls(spark, config.bootstrap_servers, config.run_id,
+                                                 jvm_stage.control_schema(spark), jvm_stage.control_column(spark),
+                                                 spout.REALTIME_CONSUMER_OPTIONS)
     routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
-                                      config.grouping_params, real_time=True)
-    worked = worker.placed_and_worked(routed.drop(jvm_stage.routed_column(spark)), config.worker_space, config.cost_ms,
-                                      config.cost_every)
+                                      config.grouping_params, rescale, transfers, real_time=True)
+    # the routing summary's column carries the state-transfer records here (GroupingStage.OUTPUT)
+    routed = routed.withColumnRenamed(jvm_stage.routed_column(spark), state_transfer.TRANSFER_COLUMN)
+    worked = worker.placed_and_worked(routed, config.worker_space, config.cost_ms, config.cost_every)
     if config.worker_state:
         worked = worker_state.keep_state(worked, config.worker_space, config.partitions)
     partials = worker.window_partials(
@@ -87,7 +107,7 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
     return partials.select(
         F.unix_millis(F.col("wwin.start")).alias("wstart_ms"), "worker", "key", "count", "tuples",
         F.unix_millis("first_ts").alias("first_ms"), F.unix_millis("last_ts").alias("last_ms"), "ts_sum_ms",
-        "done_us", "event_ms")
+        "done_us", "event_ms", F.lit(len(config.switches)).alias("generation"))
 
 
 REALTIME_RETENTION = {
@@ -105,10 +125,10 @@ hold for the real-time query alone; the aggregator's micro-batches keep Spark's 
 
 def start_realtime(spark: SparkSession, config: TopologyConfig, splitter_sql):
     """Start the real-time query (checkpoint `<checkpoint_dir>/realtime`, batches of
-    `realtime_batch_s`, REALTIME_RETENTION). Raises pyspark's errors when Real-Time Mode refuses
-    the query."""
+    `realtime_batch_s`, REALTIME_RETENTION, N state partitions: a rescale run's N = max(A, M) is not
+    the session's A). Raises pyspark's errors when Real-Time Mode refuses the query."""
     partials = worker_windows(spark, config, splitter_sql)
-    with session_settings(spark, REALTIME_RETENTION):
+    with session_settings(spark, {**REALTIME_RETENTION, "spark.sql.shuffle.partitions": str(config.partitions)}):
         return _start_realtime(partials, config)
 
 
@@ -131,7 +151,7 @@ def _start_realtime(partials: DataFrame, config: TopologyConfig):
 
 def read_partials(spark: SparkSession, config: TopologyConfig) -> DataFrame:
     """The aggregator query's source: `<run>.partials` from its first offset, PARTIAL_SCHEMA's columns
-    and `end_of_input` (true on the driver's end-of-input record, NULL on every update)."""
+    and CONTROL_FIELDS' (NULL on every update)."""
     value = F.col("value").cast("string")
     return (
         spark.readStream.format("kafka")
@@ -141,8 +161,7 @@ def read_partials(spark: SparkSession, config: TopologyConfig) -> DataFrame:
         .option("failOnDataLoss", "true")
         .options(**spout.CONSUMER_OPTIONS)
         .load()
-        .select(F.from_json(value, T.StructType([*PARTIAL_SCHEMA.fields, T.StructField(END_OF_INPUT, T.BooleanType())]))
-                .alias("u"))
+        .select(F.from_json(value, T.StructType([*PARTIAL_SCHEMA.fields, *CONTROL_FIELDS])).alias("u"))
         .select("u.*")
     )
 
@@ -163,41 +182,75 @@ def start_aggregator(spark: SparkSession, config: TopologyConfig, sink, trigger_
 
 @dataclass
 class RunningRealtime:
-    """The run's two queries and the aggregator behind the second (`start`)."""
+    """The run's two queries and the aggregator behind the second (`start`). A STOP_THE_WORLD stops
+    and starts the real-time query alone (`stop_realtime`, `start_realtime`): the aggregator reads
+    on."""
 
-    realtime: object  # StreamingQuery
+    realtime: object | None  # StreamingQuery; None while a rescale has it stopped
     aggregator_query: object  # StreamingQuery
     aggregator: RealtimeAggregator
 
-    def stop(self) -> None:
-        for query in (self.realtime, self.aggregator_query):
+    def start_realtime(self, spark: SparkSession, config: TopologyConfig, splitter_sql) -> None:
+        self.realtime = start_realtime(spark, config, splitter_sql)
+
+    def stop_realtime(self) -> None:
+        if self.realtime is not None:
             try:
-                query.stop()
+                self.realtime.stop()
             except Exception:  # a query that failed has stopped already
                 pass
+            self.realtime = None
+
+    def stop(self) -> None:
+        self.stop_realtime()
+        try:
+            self.aggregator_query.stop()
+        except Exception:  # a query that failed has stopped already
+            pass
         self.aggregator.sink.close()
 
     def exception(self):
         """The first query's failure, or None."""
-        return self.realtime.exception() or self.aggregator_query.exception()
+        return (self.realtime.exception() if self.realtime is not None else None) or self.aggregator_query.exception()
+
+    def send_generation_start(self, generation: int, watermark_ms: int) -> None:
+        """A rescale's generation-start record on `<run>.partials` (`generation_start_record`).
+
+        Raises: RuntimeError: Kafka did not acknowledge it."""
+        writer = KafkaWriter(self.aggregator.config.bootstrap_servers)
+        try:
+            writer.send(self.aggregator.config.partials_topic,
+                        [(b"generation-start", generation_start_record(generation, watermark_ms))])
+        finally:
+            writer.close()
 
 
-def start(spark: SparkSession, config: TopologyConfig, splitter_sql, observer, trigger_s: float) -> RunningRealtime:
+def start(spark: SparkSession, config: TopologyConfig, splitter_sql, observer, trigger_s: float,
+          with_realtime: bool = True) -> RunningRealtime:
     """Start the aggregator query (a micro-batch every `trigger_s`), then the real-time query (module
-    text). Raises pyspark's errors when Spark refuses either."""
+    text; not with `with_realtime` False: a driver resumed in the middle of a STOP_THE_WORLD starts it
+    when the rescale is done). Raises pyspark's errors when Spark refuses either."""
     sink = AggregateSink(config.run_id, config.results_dir, config.bootstrap_servers, config.aggregates_topic,
                          observer)
     aggregator = RealtimeAggregator(config, observer, sink)
     aggregator_query = start_aggregator(spark, config, aggregator, trigger_s)
-    try:
-        realtime = start_realtime(spark, config, splitter_sql)
-    except Exception:
-        aggregator_query.stop()
-        sink.close()
-        raise
-    return RunningRealtime(realtime, aggregator_query, aggregator)
+    running = RunningRealtime(None, aggregator_query, aggregator)
+    if with_realtime:
+        try:
+            running.start_realtime(spark, config, splitter_sql)
+        except Exception:
+            aggregator_query.stop()
+            sink.close()
+            raise
+    return running
 
 
 def end_of_input_record() -> bytes:
     """The value of the driver's end-of-input record on `<run>.partials`."""
     return json.dumps({END_OF_INPUT: True}).encode()
+
+
+def generation_start_record(generation: int, watermark_ms: int) -> bytes:
+    """The value of a rescale's generation-start record on `<run>.partials`
+    (`bench.topology.realtime_aggregator`, "Rescales")."""
+    return json.dumps({GENERATION_START: generation, "watermark_ms": watermark_ms}).encode()

@@ -24,6 +24,23 @@ after its totals and figures, so a batch whose file exists is done; a batch run 
 killed driver reads the same offsets, meets the same latest partials (rebuilt from the files of
 the batches before it) and writes what it wrote the first time. The batch that met the
 end-of-input record leaves `partials/batch-<id>.end` beside its file.
+
+Rescales (STOP_THE_WORLD, `bench.rescale.stop_the_world_realtime`): the driver stops the real-time
+query in the middle of a real-time batch, whose updates are already in `<run>.partials` but whose
+tuples the restarted query processes again, under the new routing: a moved key's tuples of that
+batch would be counted at its old worker and at its new one. So every update carries the routing's
+generation (the events before its query started), and before the restart the driver writes the
+worker windows' partials as the last committed real-time batch left them to
+`partials/generation-<g>.parquet`, then a generation-start record `{"generation_start": g,
+"watermark_ms": ...}` to `<run>.partials`. The batch that reads it first keeps the batch's updates
+of the older generation, then makes every worker window that the committed batch had not closed
+(its end past `watermark_ms`, the watermark that batch closed windows with) what that file says:
+the file's partial, or nothing where the file has none. Updates of an older generation read after
+that batch are the interrupted batch's, written late by its sink: they are left out
+(`stale_updates`). Every record written before the generation-start record is read by its batch or
+an earlier one (Kafka's end offsets, which the batch reads, cover every acknowledged record), and
+the driver restarts the query only once that batch is done, so the new generation's updates come
+in the batches after it.
 """
 
 from __future__ import annotations
@@ -42,6 +59,11 @@ from bench.topology.sink import AggregateSink, batch_file, write_parquet_atomic
 END_OF_INPUT = "end_of_input"
 """The field of the record the driver writes to `<run>.partials` once every tuple of the input is
 in the latest partials: the aggregator then closes its last windows."""
+GENERATION_START = "generation_start"
+"""The field of a rescale's generation-start record on `<run>.partials` (module text), beside
+`watermark_ms`."""
+ZERO = [0, 0, 0, 0, 0]
+"""VALUES of a worker window's partial that a rescale took back (no tuple)."""
 
 GROUP = ["wstart_ms", "worker", "key"]
 VALUES = ["count", "tuples", "first_ms", "last_ms", "ts_sum_ms"]
@@ -113,6 +135,11 @@ class RealtimeAggregator:
         self.tuples = 0
         self.late_updates = 0
         self.closed_all = False
+        self.generation = 0
+        """The routing's generation in force (module text, "Rescales")."""
+        self.generation_batches: dict[int, int] = {}
+        """Per generation started, the aggregator batch that started it."""
+        self.stale_updates = 0
         self.query_state = {"state_memory_bytes": 0, "state_sst_bytes": 0}
         """The real-time query's state stores at the end of its latest batch, which every aggregator
         batch reports until the next (`bench.run.realtime` sets it from the query's progress)."""
@@ -124,6 +151,9 @@ class RealtimeAggregator:
             newest = pd.read_parquet(path)
             self._keep(newest)
             self.closed_all |= path.with_suffix(".end").exists()
+            if path.with_suffix(".generation").exists():
+                self.generation = int(path.with_suffix(".generation").read_text())
+                self.generation_batches[self.generation] = int(path.stem.split("-")[1])
         written = read_batches(self.sink.folder)
         if len(written):
             self.closed = {int(pd.Timestamp(t).value // 1_000_000) for t in written["window_start"]}
@@ -134,18 +164,51 @@ class RealtimeAggregator:
         loads = np.zeros(self.config.worker_space, dtype=np.int64)
         tuples = np.zeros(self.config.worker_space, dtype=np.int64)
         for row in newest.itertuples(index=False):
-            group = (int(row.wstart_ms), int(row.worker), row.key)
-            before = self.latest.get(group)
-            if before is None:
-                before = (0, 0)
-                self.windows.setdefault(group[0] - group[0] % self.window_ms, []).append(group)
-            loads[group[1]] += int(row.count) - before[0]
-            tuples[group[1]] += int(row.tuples) - before[1]
-            self.latest[group] = [int(row.count), int(row.tuples), int(row.first_ms), int(row.last_ms),
-                                  int(row.ts_sum_ms)]
-            self.frontier_ms = max(self.frontier_ms, int(row.last_ms))
-        self.tuples += int(tuples.sum())
+            self._set((int(row.wstart_ms), int(row.worker), row.key),
+                      [int(row.count), int(row.tuples), int(row.first_ms), int(row.last_ms), int(row.ts_sum_ms)],
+                      loads, tuples)
         return loads, tuples
+
+    def _set(self, group: tuple, values: list, loads: np.ndarray, tuples: np.ndarray) -> None:
+        """Make `values` (VALUES) the latest partial of `group`, adding the change of its weight and
+        tuples to `loads` and `tuples` (per worker)."""
+        before = self.latest.get(group)
+        if before is None:
+            before = ZERO
+            self.windows.setdefault(group[0] - group[0] % self.window_ms, []).append(group)
+        loads[group[1]] += values[0] - before[0]
+        tuples[group[1]] += values[1] - before[1]
+        self.tuples += values[1] - before[1]
+        self.latest[group] = values
+        if values[1]:
+            self.frontier_ms = max(self.frontier_ms, values[3])
+
+    def _start_generation(self, generation: int, watermark_ms: int, loads: np.ndarray, tuples: np.ndarray) -> set:
+        """A rescale's generation-start record (module text, "Rescales"): every worker window the
+        last committed real-time batch had not closed becomes its partial in
+        `generation-<generation>.parquet` (GROUP + VALUES), or no tuple; returns the groups changed."""
+        committed = pd.read_parquet(self.folder / f"generation-{generation}.parquet")
+        values = {(int(r.wstart_ms), int(r.worker), r.key): [int(r.count), int(r.tuples), int(r.first_ms),
+                                                             int(r.last_ms), int(r.ts_sum_ms)]
+                  for r in committed.itertuples(index=False)}
+        window_ms = 1000 * self.config.worker_window_s
+        changed = set()
+        for group, latest in list(self.latest.items()):
+            if group[0] + window_ms > watermark_ms and values.get(group, ZERO) != latest:
+                self._set(group, values.get(group, ZERO), loads, tuples)
+                changed.add(group)
+        for group, value in values.items():
+            if self.latest.get(group) != value:
+                self._set(group, value, loads, tuples)
+                changed.add(group)
+        self.generation = generation
+        return changed
+
+    def taken_back(self, changed: set) -> list[tuple[str, int]]:
+        """The (key, worker) pairs of `changed` groups that no longer have a tuple in any window: the
+        routed pairs a rescale took back (the observer's distinct pairs leave them out)."""
+        routed = {(g[2], g[1]) for g, values in self.latest.items() if values[1]}
+        return sorted({(g[2], g[1]) for g in changed} - routed)
 
     def __call__(self, batch_df, batch_id: int) -> None:
         done = batch_file(self.folder, batch_id)
@@ -156,11 +219,32 @@ class RealtimeAggregator:
         updates = batch_df.toPandas()
         phases.end("read")
         end = END_OF_INPUT in updates and bool(updates[END_OF_INPUT].eq(True).any())
-        updates = updates[updates["wstart_ms"].notna()].astype({"wstart_ms": "int64", "worker": "int64"})
-        fresh = new_updates(updates, self.latest)
-        newest = newest_per_group(fresh)
-        touched = {int(s) - int(s) % self.window_ms for s in newest["wstart_ms"]}
-        loads, tuples = self._keep(newest)
+        starts = updates[updates[GENERATION_START].notna()] if GENERATION_START in updates else updates.iloc[:0]
+        updates = updates[updates["wstart_ms"].notna()].fillna({"generation": 0}).astype(
+            {"wstart_ms": "int64", "worker": "int64", "generation": "int64"})
+        stale = updates["generation"] < self.generation
+        self.stale_updates += int(stale.sum())
+        updates = updates[~stale]
+        start = starts.loc[starts[GENERATION_START].idxmax()] if len(starts) else None
+        if start is not None and int(start[GENERATION_START]) <= self.generation:
+            start = None  # written again by a resumed driver
+        loads = np.zeros(self.config.worker_space, dtype=np.int64)
+        tuples = np.zeros(self.config.worker_space, dtype=np.int64)
+        fresh, newest, changed = [], [], set()
+        parts = [updates] if start is None else [updates[updates["generation"] < int(start[GENERATION_START])],
+                                                 updates[updates["generation"] >= int(start[GENERATION_START])]]
+        for i, part in enumerate(parts):
+            if i == 1:
+                changed = self._start_generation(int(start[GENERATION_START]), int(start["watermark_ms"]),
+                                                 loads, tuples)
+            fresh.append(new_updates(part, self.latest))
+            newest.append(newest_per_group(fresh[-1]))
+            part_loads, part_tuples = self._keep(newest[-1])
+            loads += part_loads
+            tuples += part_tuples
+        fresh, newest = pd.concat(fresh), pd.concat(newest)
+        touched = {int(s) - int(s) % self.window_ms for s in newest["wstart_ms"]} | \
+            {g[0] - g[0] % self.window_ms for g in changed}
         late = touched & self.closed
         self.late_updates += int(sum(len(fresh[fresh["wstart_ms"] // self.window_ms * self.window_ms == w])
                                      for w in late))
@@ -171,11 +255,20 @@ class RealtimeAggregator:
         self.sink.write(totals, batch_id)
         phases.end("write")
         self.closed |= due
-        self.observer.on_batch(self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples, phases.ms))
+        figures = self.figures(batch_id, started_ms, updates, fresh, newest, loads, tuples, phases.ms)
+        if changed:
+            figures["pairs_taken_back"] = self.taken_back(changed)
+        self.observer.on_batch(figures)
         if end:
             done.with_suffix(".end").touch()
             self.closed_all = True
-        write_parquet_atomic(newest, done)
+        if start is not None:
+            done.with_suffix(".generation").write_text(str(self.generation))
+            self.generation_batches[self.generation] = int(batch_id)
+        kept = newest if not changed else pd.DataFrame(
+            [[*g, *self.latest[g]] for g in sorted({*changed, *map(tuple, newest[GROUP].itertuples(index=False))})],
+            columns=GROUP + VALUES)
+        write_parquet_atomic(kept, done)
 
     def totals(self, windows: set[int]) -> pd.DataFrame:
         """The final totals of the aggregator windows `windows` (starts, epoch ms), one row per
@@ -185,6 +278,8 @@ class RealtimeAggregator:
             for group in self.windows.get(window, ()):
                 wstart, worker_id, key = group
                 count, tuples, first, last, ts_sum = self.latest[group]
+                if not tuples:
+                    continue  # taken back by a rescale
                 row = rows.setdefault((window, key), {"count": 0, "tuples": 0, "first": first, "last": last,
                                                       "ts_sum_ms": 0, "per_worker": {}})
                 row["count"] += count
@@ -226,6 +321,7 @@ class RealtimeAggregator:
             "state_rows": len(self.latest), **self.query_state,
             "window_state_rows": len(self.latest),
             "dropped_by_watermark": 0, "late_updates": self.late_updates,
-            "watermark": None, "phases_ms": phases_ms, "latency": latency_histograms(fresh) if len(fresh) else {},
+            "watermark": None, "phases_ms": phases_ms, "generation": self.generation,
+            "latency": latency_histograms(fresh) if len(fresh) else {},
             "processed_ms": processed,
         }

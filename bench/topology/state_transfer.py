@@ -5,17 +5,18 @@ key whose owner changes cannot be moved inside the query from one worker's slot 
 state goes through Kafka instead: the driver (or, later, an old owner) writes one record per
 (rescale epoch, slot, kind, chunk) to `<run>.state`; a rescale run's query reads that topic as a
 second Kafka source, and the worker-state operator (`WorkerState.java`) applies each record to its
-slot's MapState in the batch that reads it, before that batch's tuples (an epoch's extracts before
-its installs):
+slot's MapState as it reads it: in a micro-batch, in the batch that reads it, before that batch's
+tuples; in Real-Time Mode, while the tuples flow (an install merges, so a moved key's tuples that
+reach its new owner first are kept):
 
-- `{"epoch": e, "extract": [key, ...]}`: the old owner drops the keys' entries;
-- `{"epoch": e, "install": [[key, count, sum, first_ts_ms, last_ts_ms], ...]}`: the new owner
-  puts them.
+- `{"epoch": e, "slot": s, "chunk": c, "extract": [key, ...]}`: the old owner drops the keys' entries;
+- `{"epoch": e, "slot": s, "chunk": c, "install": [[key, count, sum, first_ts_ms, last_ts_ms], ...]}`:
+  the new owner merges them into its entries (it has none for a key that moves to it).
 
-Each slot keeps the last epoch it applied (`transfer_epoch`): a record of an epoch it has applied
-already is ignored, so records written twice (a driver killed between writing and restarting)
-change nothing. The source's offsets are in the query's checkpoint like the input's: a record is
-read by exactly one batch.
+Each slot keeps the ids (`<epoch>|<kind>|<chunk>`) of the records it applied
+(`transfers_applied`): a record applied already is ignored, so records written twice (a driver
+killed between writing and restarting) change nothing. The source's offsets are in the query's
+checkpoint like the input's: a record is read by exactly one batch.
 """
 
 from __future__ import annotations
@@ -40,11 +41,14 @@ def topic(run_id: str) -> str:
     return f"{run_id}.state"
 
 
-def records(epoch: int, extracts: dict[int, list[str]], installs: dict[int, list[tuple]]) -> list[tuple[str, str]]:
+def records(epoch: int, extracts: dict[int, list[str]], installs: dict[int, list[tuple]],
+            slot_workers: dict[int, int] | None = None) -> list[tuple[str, str]]:
     """Kafka (key, value) records of one rescale epoch.
 
     Args: epoch: the rescale's number (1 for the first event); extracts: slot -> keys its worker
-        drops; installs: slot -> `(key, count, sum, first_ts_ms, last_ts_ms)` entries it puts.
+        drops; installs: slot -> `(key, count, sum, first_ts_ms, last_ts_ms)` entries it puts;
+        slot_workers: slot -> its worker, written as each record's `worker` (the real-time query
+        routes a record to its worker: `GroupingStage.OUTPUT`), or None.
     Returns: records keyed `<epoch>|<slot>|<kind>|<chunk>`, extracts first.
     """
     out = []
@@ -54,8 +58,10 @@ def records(epoch: int, extracts: dict[int, list[str]], installs: dict[int, list
             for chunk, start in enumerate(range(0, len(entries), CHUNK_ENTRIES)):
                 part = entries[start:start + CHUNK_ENTRIES]
                 body = part if kind == EXTRACT else [[str(e[0]), *map(int, e[1:])] for e in part]
-                out.append((f"{epoch}|{slot}|{kind}|{chunk}",
-                            json.dumps({"epoch": epoch, "slot": slot, kind: body}, separators=(",", ":"))))
+                record = {"epoch": epoch, "slot": slot, "chunk": chunk, kind: body}
+                if slot_workers is not None:
+                    record["worker"] = slot_workers[slot]
+                out.append((f"{epoch}|{slot}|{kind}|{chunk}", json.dumps(record, separators=(",", ":"))))
     return out
 
 
@@ -127,6 +133,19 @@ def read(spark, bootstrap_servers: str, run_id: str, input_schema: T.StructType)
     columns = control_columns(input_schema, slot=F.get_json_object(value, "$.slot").cast("int"),
                               worker=F.lit(-1).cast("int"), **{TRANSFER_COLUMN: value})
     return raw.select(*columns).where(F.col("slot") >= 0)  # not the markers
+
+
+def read_controls(spark, bootstrap_servers: str, run_id: str, control_schema: T.StructType, column: str,
+                  consumer_options: dict[str, str]) -> DataFrame:
+    """The channel as control rows of the grouping stage (`control_schema`, `jvm_stage.control_schema`:
+    splitter 0, `partition` -1, the record in `column`), which a real-time query's grouping stage
+    passes on to the worker-state operator (`GroupingStage.OUTPUT`)."""
+    raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
+           .option("subscribe", topic(run_id)).option("startingOffsets", "earliest")
+           .options(**consumer_options).load())
+    value = F.col("value").cast("string")
+    columns = control_columns(control_schema, splitter=F.lit(0), partition=F.lit(-1).cast("int"), **{column: value})
+    return raw.where(F.get_json_object(value, "$.slot").cast("int") >= 0).select(*columns)  # not the markers
 
 
 def control_columns(schema: T.StructType, **given) -> list:

@@ -23,6 +23,7 @@ from pyspark.sql import functions as F
 
 from bench.metrics import WORKER_METRICS
 from bench.topology import jvm_stage, worker_state
+from bench.topology.state_transfer import TRANSFER_COLUMN
 
 
 DONE_COLUMN = worker_state.DONE_COLUMN
@@ -68,9 +69,13 @@ def placement_check() -> Column:
 
 def placed_and_worked(routed: DataFrame, workers: int, cost_ms: float, cost_every: int) -> DataFrame:
     """`grouping_stage` output in the worker tasks (`repartitionById`, `placement_check`), each tuple
-    worked (`processed_at`): the input's columns and DONE_COLUMN."""
+    worked (`processed_at`): the input's columns and DONE_COLUMN. A row with a state-transfer record
+    (`state_transfer.TRANSFER_COLUMN`, the real-time query's) is placed, not worked."""
     placed = routed.repartitionById(workers, F.col("worker")).where(placement_check())
-    return placed.withColumn(DONE_COLUMN, processed_at(routed.sparkSession, cost_ms, cost_every))
+    done = processed_at(routed.sparkSession, cost_ms, cost_every)
+    if TRANSFER_COLUMN in routed.columns:
+        done = F.when(F.col(TRANSFER_COLUMN).isNull(), done)
+    return placed.withColumn(DONE_COLUMN, done)
 
 
 PARTIAL_AGGREGATES = {

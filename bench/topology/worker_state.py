@@ -30,6 +30,7 @@ from bench.topology import jvm_stage
 from bench.topology.checkpoint_log import batch_ids
 from bench.topology.session import session_settings
 from bench.topology.state_layout import slot_table
+from bench.topology.state_transfer import TRANSFER_COLUMN
 
 STATE_VAR = "per_key"
 """The MapState's name (the state data source's `stateVarName`; `WorkerState.STATE_VAR`)."""
@@ -49,18 +50,20 @@ def input_schema(spark) -> T.StructType:
 
 
 def keep_state(worked: DataFrame, workers: int, partitions: int, transfers: DataFrame | None = None) -> DataFrame:
-    """The worker stage's tuples (`event_ts, worker, key, count, ...`, DONE_COLUMN if measured) ->
-    `event_ts, worker, key, count, done_us` rows, after each worker merged them into its per-key
-    state; `event_ts` is the event-time column again (`done_us` NULL where the input had none).
+    """The worker stage's tuples (`event_ts, worker, key, count, ...`, DONE_COLUMN if measured, the
+    real-time query's state-transfer records in TRANSFER_COLUMN if it has one) -> `event_ts, worker,
+    key, count, done_us` rows, after each worker merged them into its per-key state; `event_ts` is
+    the event-time column again (`done_us` NULL where the input had none).
 
     Args: workers: M (logical worker ids 0..M-1); partitions: N, the query's state partitions;
-        transfers: a rescale run's state-transfer rows (`input_schema`), or None.
+        transfers: a micro-batch rescale run's state-transfer rows (`input_schema`), or None.
     Raises: pyspark.errors.IllegalArgumentException (the JVM's, converted by PySpark) for N below 1.
     """
     slots = F.array(*[F.lit(s) for s in slot_table(workers, partitions)])
     tuples = worked.select(F.element_at(slots, F.col("worker") + 1).alias("slot"), "worker",
                            F.unix_millis("event_ts").alias("event_ms"), "key", "count",
-                           F.lit(None).cast("string").alias("transfer"),
+                           (F.col(TRANSFER_COLUMN) if TRANSFER_COLUMN in worked.columns else F.lit(None))
+                           .cast("string").alias(TRANSFER_COLUMN),
                            (F.col(DONE_COLUMN) if DONE_COLUMN in worked.columns else F.lit(None))
                            .cast("long").alias(DONE_COLUMN))
     if transfers is not None:

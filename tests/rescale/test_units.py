@@ -67,8 +67,19 @@ def test_transfer_records_of_an_epoch_put_extracts_first():
     """What the worker-state operator does with them: tests/topology/test_worker_state.py."""
     recs = state_transfer.records(2, {7: ["a"]}, {7: [("b", 3, 4, 5, 6)]})
     assert [k for k, _ in recs] == ["2|7|extract|0", "2|7|install|0"]
-    assert [json.loads(v) for _, v in recs] == [{"epoch": 2, "slot": 7, "extract": ["a"]},
-                                                {"epoch": 2, "slot": 7, "install": [["b", 3, 4, 5, 6]]}]
+    assert [json.loads(v) for _, v in recs] == [{"epoch": 2, "slot": 7, "chunk": 0, "extract": ["a"]},
+                                                {"epoch": 2, "slot": 7, "chunk": 0, "install": [["b", 3, 4, 5, 6]]}]
+    # the real-time query routes each record to its slot's worker
+    assert {json.loads(v)["worker"] for _, v in state_transfer.records(2, {7: ["a"]}, {}, {7: 3})} == {3}
+
+
+def test_a_learners_lag_merged_into_its_warm_up_copy_gives_the_entry():
+    from bench.rescale.learner import lag_entry
+
+    entry, copy = ("k", 10, 25, 100, 900), [6, 15, 100, 500]
+    key, count, total, first, last = lag_entry(entry, copy)
+    assert (key, copy[0] + count, copy[1] + total, min(copy[2], first), max(copy[3], last)) == entry
+    assert lag_entry(entry, None) == entry
 
 
 def test_records_are_chunked():

@@ -92,15 +92,50 @@ def test_a_killed_real_time_driver_resumes_with_exact_totals(stack, realtime_run
     assert any(batch["state_memory_bytes"] > 0 for batch in journal)
     # Routed as the simulator routes the same topic: the grouping instances restored from the last
     # committed real-time batch, and the batch run again routed its tuples as the killed one had.
+    simulated = simulate_the_run(stack, results, tmp_path, "DYNAMIC_KEY")["exact"]
+    assert simulated["worker_loads"] == summary["exact"]["worker_loads"]
+
+
+@pytest.mark.parametrize("run", ["realtime-rescale", "realtime-rescale-killed"])
+def test_a_real_time_stop_the_world_moves_the_state_as_the_simulator_does(stack, realtime_runs, tmp_path, run):
+    """`realtime-rescale-killed`: its driver SIGKILLed in the first event, after the savepoint
+    (tests/realtime_runs.py), and resumed with its run id: the resumed driver moved the state, gave
+    the partials back and restarted the query, as the journal told it."""
+    summary = realtime_runs[run]
+    results = Path(summary["results"])
+    assert summary["resumed"] == (run == "realtime-rescale-killed")
+    assert summary["status"] == "completed", summary["error"]
+    assert all(v is not False for v in summary["checks"].values()), summary["checks"]
+    stats = get_dataset("NYC_FLIGHTS").key_stats(2400)
+    assert totals_by_key(read_aggregates(stack.bootstrap_servers, f"{results.name}.aggregates")) == dict(stats.weights)
+    assert summary["exact"]["total_count"] == stats.weight
+    rescale = summary["rescale"]
+    assert rescale["protocol"] == "STOP_THE_WORLD" and rescale["ownership_violations"] == 0
+    assert [e["phase"] for e in json.loads((results / "rescale.json").read_text())["events"]] == ["restarted"] * 2
+    assert [(e["workers_before"], e["workers_after"]) for e in rescale["events"]] == [(4, 6), (6, 5)]
+    # Each restart gave the aggregator the worker windows of the last committed real-time batch back:
+    # the interrupted batch's tuples were counted once, under the new routing.
+    starts = sorted((results / "partials").glob("batch-*.generation"), key=lambda p: int(p.stem.split("-")[1]))
+    assert [int(p.read_text()) for p in starts] == [1, 2]
+    simulated = simulate_the_run(stack, results, tmp_path, "KEY_GROUP", "--rescale", "8000ms:+4,+5,16000ms:-1",
+                                 "--protocol", "STOP_THE_WORLD")
+    assert [e["moved_groups"] for e in rescale["events"]] == [e["moved_groups"] for e in simulated["rescale"]["events"]]
+    # Every key's state at its last owner, equal row for row (the per-worker loads differ by the tuples
+    # between an event's time, where the simulator switches, and the real-time batch Spark stops in).
+    pd.testing.assert_frame_equal(pd.read_parquet(results / "state.parquet"),
+                                  pd.read_parquet(tmp_path / "sim" / "state.parquet"))
+
+
+def simulate_the_run(stack, results: Path, tmp_path: Path, grouping: str, *extra: str) -> dict:
+    """summary.json of `bench simulate --from-topic` over the input topic of the run in `results`, with
+    the e2e W and S, `grouping` and `extra`; its record is `tmp_path / "sim"`."""
     topic = json.loads((results / "run.json").read_text())["config"]["topics"]["input"]
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("bench.results.record.RESULTS_DIR", tmp_path)
         assert bench_main(["simulate", "--from-topic", topic, "--bootstrap-servers", stack.bootstrap_servers,
-                           "--dataset", "NYC_FLIGHTS", "--grouping", "DYNAMIC_KEY", "--workers",
-                           str(E2E_FAST["workers"]), "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim",
-                           "--no-progress"]) == 0
-    simulated = json.loads((tmp_path / "sim" / "summary.json").read_text())["exact"]
-    assert simulated["worker_loads"] == summary["exact"]["worker_loads"]
+                           "--dataset", "NYC_FLIGHTS", "--grouping", grouping, "--workers", str(E2E_FAST["workers"]),
+                           "--splitters", str(E2E_FAST["splitters"]), "--run-id", "sim", "--no-progress", *extra]) == 0
+    return json.loads((tmp_path / "sim" / "summary.json").read_text())
 
 
 def refusal(stack, tmp_path, **settings) -> str:
@@ -119,5 +154,5 @@ def test_what_real_time_mode_cannot_run_exactly_is_refused_before_spark_starts(s
     assert "P <= S" in refusal(stack, tmp_path, partitions=20, splitters=10)
     assert "--grouping-clock kafka" in refusal(stack, tmp_path, grouping_clock="processing")
     assert "task slots" in refusal(stack, tmp_path, master="local[10]")
-    assert "does not rescale" in refusal(stack, tmp_path, grouping="VNODE", rescale="30s:12",
-                                         protocol="SHARED_STATE")
+    for protocol in ("SHARED_STATE", "LEARNER", "HANDOFF"):
+        assert "STOP_THE_WORLD only" in refusal(stack, tmp_path, grouping="VNODE", rescale="30s:12", protocol=protocol)

@@ -9,7 +9,7 @@ import pandas as pd
 
 from bench.observer.batches import state_store_figures
 from bench.topology.config import TopologyConfig
-from bench.topology.realtime_aggregator import END_OF_INPUT, RealtimeAggregator
+from bench.topology.realtime_aggregator import END_OF_INPUT, GENERATION_START, GROUP, VALUES, RealtimeAggregator
 from bench.results.batches import read_batches
 from bench.topology.sink import write_parquet_atomic
 
@@ -17,13 +17,19 @@ MINUTE = 60_000
 
 
 class Updates:
-    """A batch of `<run>.partials` as `foreachBatch` hands it: something with `toPandas()`."""
+    """A batch of `<run>.partials` as `foreachBatch` hands it: something with `toPandas()`. `rows`:
+    `update`s (of generation 0, or `(generation, update)` pairs); `start`: a generation-start record
+    `(generation, watermark_ms)` after them."""
 
-    def __init__(self, rows: list[tuple], end: bool = False):
+    def __init__(self, rows: list[tuple], end: bool = False, start: tuple[int, int] | None = None):
         columns = ["wstart_ms", "worker", "key", "count", "tuples", "first_ms", "last_ms", "ts_sum_ms",
-                   "done_us", "event_ms"]
+                   "done_us", "event_ms", "generation"]
+        rows = [(*r[1], r[0]) if len(r) == 2 else (*r, 0) for r in rows]
         frame = pd.DataFrame(rows, columns=columns)
         frame[END_OF_INPUT] = None
+        if start is not None:
+            frame = pd.concat([frame, pd.DataFrame({GENERATION_START: [start[0]], "watermark_ms": [start[1]]})],
+                              ignore_index=True)
         if end:
             frame = pd.concat([frame, pd.DataFrame({END_OF_INPUT: [True]})], ignore_index=True)
         self.frame = frame
@@ -112,3 +118,28 @@ def test_each_batch_reports_the_real_time_querys_state_stores_at_its_latest_batc
     agg(Updates([update(0, 0, "a", 2, 2)]), 1)
     assert [(f["state_memory_bytes"], f["state_sst_bytes"]) for f in figures.batches] == [(0, 0), (120, 7)]
     assert figures.batches[1]["state_rows"] == 1  # the latest partials kept
+
+
+def test_a_rescale_gives_back_the_interrupted_batchs_partials_and_leaves_its_late_updates_out(tmp_path):
+    """STOP_THE_WORLD in real-time mode (module text of bench.topology.realtime_aggregator, "Rescales"):
+    key a moves from worker 0 to worker 1. The last committed real-time batch left a's partial of
+    worker window [10, 20) at 2 tuples and had closed window [0, 10) (c's, watermark 10 s); the
+    interrupted batch wrote a's third tuple and b's first at worker 0, which the restarted query
+    routes to worker 1."""
+    agg, figures = aggregator(tmp_path)
+    agg(Updates([update(0, 0, "c", 1, 1), update(10, 0, "a", 2, 12), update(10, 0, "a", 3, 13),
+                 update(10, 0, "b", 1, 14)]), 0)
+    committed = pd.DataFrame([update(10, 0, "a", 2, 12)], columns=GROUP + VALUES + ["done_us", "event_ms"])
+    write_parquet_atomic(committed[GROUP + VALUES], tmp_path / "partials" / "generation-1.parquet")
+    agg(Updates([], start=(1, 10_000)), 1)
+    assert agg.generation == 1 and agg.generation_batches == {1: 1}
+    assert [agg.latest[(w, 0, k)][1] for w, k in ((0, "c"), (10_000, "a"), (10_000, "b"))] == [1, 2, 0]
+    assert agg.tuples == 3 and figures.batches[1]["loads"] == [-2, 0]  # a's third tuple and b's, taken back
+    agg(Updates([(1, update(10, 1, "a", 1, 13)), (1, update(10, 1, "b", 1, 14)), update(10, 0, "a", 3, 13)],
+                end=True), 2)
+    assert agg.stale_updates == 1  # the interrupted batch's sink, late
+    assert totals(tmp_path) == {(0, "a"): (3, 2), (0, "b"): (1, 2), (0, "c"): (1, 2)}
+    assert agg.tuples == 5 and figures.batches[2]["loads"] == [0, 2]
+
+    resumed, _ = aggregator(tmp_path)
+    assert (resumed.latest, resumed.generation, resumed.tuples) == (agg.latest, 1, 5)

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from bench.topology.session import session_settings
 from bench.topology.state_layout import slot_table, spark_hash_int, state_partition
 
 
@@ -65,8 +66,10 @@ def test_the_operator_merges_tuples_and_applies_transfers_once(spark, tmp_path):
         tuples = spark.readStream.schema(tuples_schema).parquet(str(tuples_dir))
         transfers = spark.readStream.schema(schema).parquet(str(transfers_dir))
         out = keep_state(tuples.withWatermark("event_ts", "1 second"), workers, partitions, transfers)
-        query = (out.writeStream.format("noop").option("checkpointLocation", checkpoint)
-                 .trigger(availableNow=True).start())
+        # N state partitions, whatever an earlier test of the session left set
+        with session_settings(spark, {"spark.sql.shuffle.partitions": str(partitions)}):
+            query = (out.writeStream.format("noop").option("checkpointLocation", checkpoint)
+                     .trigger(availableNow=True).start())
         query.awaitTermination()
         return read_final_state(spark, checkpoint, {slot: w for w, slot in enumerate(slots)})
 

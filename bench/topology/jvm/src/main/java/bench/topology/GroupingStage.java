@@ -60,7 +60,9 @@ import scala.jdk.javaapi.CollectionConverters;
  * <p>Rescales ({@link Rescale}): the control plane (Python, bench/rescale) decides every routing of
  * the run's schedule and hands them over as owner tables (KEY: its worker count); an instance
  * installs routing k when switch k is due: STOP_THE_WORLD's switch batches (the query is restarted
- * with them; the batch id is the one Spark's micro-batch execution gives every task), or a live
+ * with them; the batch id is the one Spark's micro-batch execution gives every task; in Real-Time
+ * Mode every switch the restarted query is given is due, since it never runs a batch of an earlier
+ * routing again), or a live
  * rescale's switch records, which the rescale channel gives every splitter instance in the same
  * batch as control rows ({@link #CONTROL_INPUT}). Each instance keeps the number of switches it
  * installed ({@code rescale_epoch}), also before it has a tuple, so an instance created later
@@ -82,7 +84,12 @@ public final class GroupingStage {
     /** The routed tuples, the output of both grouping stages (this one and the Python one,
      * bench/topology/grouping_stage.py, which reads it from here: bench/topology/jvm_stage.py
      * {@code output_schema}): {@code event_ts} is again the event-time column; {@link #ROUTED} the
-     * routing summary (NULL but on one row). */
+     * routing summary (NULL but on one row). In Real-Time Mode, which builds no routing summary,
+     * {@link #ROUTED} carries instead a STOP_THE_WORLD's state-transfer record on a row of its own
+     * ({@code key} and {@code count} NULL, {@code worker} the record's, {@code event_ts} the
+     * watermark): Real-Time Mode refuses a union after a stateful operator, so the records enter
+     * the query before the grouping stage, as control rows, and the stage passes them on to the
+     * worker-state operator (bench/topology/realtime.py). */
     public static final StructType OUTPUT = new StructType()
             .add("event_ts", DataTypes.TimestampType)
             .add("key", DataTypes.StringType)
@@ -90,8 +97,9 @@ public final class GroupingStage {
             .add("worker", DataTypes.IntegerType)
             .add(ROUTED, DataTypes.StringType);
 
-    /** A live rescale's control row: a switch record ({@code control}, JSON with {@code "switch": k})
-     * for one splitter instance, its other columns NULL (bench/topology/rescale_channel.py). */
+    /** A control row: a live rescale's switch record ({@code control}, JSON with {@code "switch": k})
+     * for one splitter instance, its other columns NULL (bench/topology/rescale_channel.py), or in
+     * Real-Time Mode a state-transfer record to pass on (bench/topology/state_transfer.py). */
     public static final StructType CONTROL_INPUT = new StructType()
             .add("splitter", DataTypes.IntegerType)
             .add("partition", DataTypes.IntegerType)
@@ -168,9 +176,10 @@ public final class GroupingStage {
      * rows.) No routing summary is built (the real-time query observes no metrics: its aggregator
      * counts the loads, bench/topology/realtime.py).
      *
-     * @param realTime the query runs in Real-Time Mode; no rescale then
+     * @param realTime the query runs in Real-Time Mode: STOP_THE_WORLD's switches only, each due from
+     *     the query's first batch, and {@code controls} are its state-transfer records
      * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String, String, Dataset)},
-     *     and for a rescale in Real-Time Mode
+     *     and for a HANDOFF in Real-Time Mode
      */
     public static Dataset<Row> apply(Dataset<Row> tuples, String grouping, int workers, String clock, String params,
                                      String rescale, Dataset<Row> controls, boolean realTime) {
@@ -184,10 +193,7 @@ public final class GroupingStage {
             throw new IllegalArgumentException("clock must be kafka or processing, got " + clock);
         }
         HashMap<String, Long> parameters = parameters(params);
-        Rescale plan = Rescale.parse(rescale, workers, controls != null);
-        if (realTime && (plan.any() || controls != null)) {
-            throw new IllegalArgumentException("the grouping stage does not rescale in Real-Time Mode");
-        }
+        Rescale plan = Rescale.parse(rescale, workers, controls != null && !realTime);
         ReferenceGrouping probe = Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here
         for (Routing routing : plan.routings) {
             routing.install(probe); // and a routing it cannot take, not in the query's first batch
@@ -313,8 +319,12 @@ public final class GroupingStage {
                 }
             }
             Handoff handoff = rescale.handoff ? handoff(controls) : null;
-            if (batch.isEmpty() && (handoff == null || !handoff.releases() || !instance.exists())) {
-                return CollectionConverters.asScala(new ArrayList<Row>().iterator());
+            List<Row> forwarded = realTime ? forwarded(controls, timerValues) : new ArrayList<>();
+            // an instance that exists installs a due switch even in a call without tuples: the epoch
+            // now says it has
+            boolean switching = due > applied && (routers.containsKey(splitter) || instance.exists());
+            if (batch.isEmpty() && !switching && (handoff == null || !handoff.releases() || !instance.exists())) {
+                return CollectionConverters.asScala(forwarded.iterator());
             }
             batch.sort(KAFKA_ORDER);
             Instance router = routers.get(splitter);
@@ -347,8 +357,23 @@ public final class GroupingStage {
             if (now.length > 0) {
                 router.clockMs = now[now.length - 1];
             }
-            persist(splitter, router, batch, now, created);
+            persist(splitter, router, batch, now, created || due > applied);
+            out.addAll(forwarded);
             return CollectionConverters.asScala(out.iterator());
+        }
+
+        /** Real-Time Mode: the state-transfer records among {@code controls}, as OUTPUT rows for their
+         * worker (see {@link #OUTPUT}). */
+        private static List<Row> forwarded(List<JsonNode> controls, TimerValues timerValues) {
+            List<Row> out = new ArrayList<>();
+            Timestamp watermark = new Timestamp(Math.max(0L, timerValues.getCurrentWatermarkInMs()));
+            for (JsonNode control : controls) {
+                if (!control.has("worker")) {
+                    throw new IllegalArgumentException("a state-transfer record names its worker, got " + control);
+                }
+                out.add(RowFactory.create(watermark, null, null, control.get("worker").asInt(), control.toString()));
+            }
+            return out;
         }
 
         /** The switch this batch must have applied: the highest a control row names (live rescale, at
@@ -357,7 +382,8 @@ public final class GroupingStage {
             if (rescale.live) {
                 return Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0)).max().orElse(0));
             }
-            return rescale.dueBy(Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)));
+            return rescale.dueBy(realTime ? Long.MAX_VALUE
+                    : Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY)));
         }
 
         /** Each tuple of {@code batch} with its worker, chosen by {@code router} at its clock {@code now[i]}
@@ -375,11 +401,16 @@ public final class GroupingStage {
             return out;
         }
 
-        /** Keeps the splitter's instance: its snapshot (micro-batch, or a new instance), else its
-         * batch's tuples appended to the changelog; in Real-Time Mode it also stays in memory. */
-        private void persist(Integer splitter, Instance router, List<Row> batch, long[] now, boolean created) {
-            if (!realTime || created) {
+        /** Keeps the splitter's instance: its snapshot (micro-batch, a new instance, or one that has just
+         * installed a routing, which a replay of the changelog would not install), else its batch's
+         * tuples appended to the changelog; in Real-Time Mode it also stays in memory. */
+        private void persist(Integer splitter, Instance router, List<Row> batch, long[] now, boolean snapshot) {
+            if (!realTime || snapshot) {
                 instance.update(save(router));
+                if (realTime) {
+                    changelog.clear();
+                    logged.put(splitter, 0L);
+                }
             } else {
                 long position = logged.getOrDefault(splitter, 0L);
                 for (int i = 0; i < batch.size(); i++) {

@@ -20,7 +20,6 @@ import org.apache.spark.sql.streaming.StatefulProcessor;
 import org.apache.spark.sql.streaming.TTLConfig;
 import org.apache.spark.sql.streaming.TimeMode;
 import org.apache.spark.sql.streaming.TimerValues;
-import org.apache.spark.sql.streaming.ValueState;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.hash.Murmur3_x86_32;
@@ -36,16 +35,21 @@ import scala.jdk.javaapi.CollectionConverters;
  * the int whose hash puts worker w's state in state partition {@code w mod N}), with a {@code MapState}
  * {@value #STATE_VAR} (user key {@code struct<key>}, value {@code struct<count, sum, first_ts_ms,
  * last_ts_ms>}), so that Spark's state data source reads it as {@code read_final_state} expects. In
- * each batch an instance first applies the state-transfer records of its slot (bench/topology/
- * state_transfer.py: {@code extract} drops keys, {@code install} puts entries; in epoch order, an
- * epoch's extracts before its installs, and an epoch at or below the slot's {@code transfer_epoch}
- * skipped, so records read twice change nothing), then merges the batch's tuples (one state read
- * and write per distinct key) and emits them again with {@code event_ts} as the event-time column.
+ * each call an instance first applies the state-transfer records of its slot (bench/topology/
+ * state_transfer.py: {@code extract} drops keys, {@code install} merges entries as if their tuples
+ * came now; a record whose id its slot has in {@value #APPLIED_VAR} is skipped, so records read
+ * twice change nothing), then merges the call's tuples (one state read and write per distinct key)
+ * and emits them again with {@code event_ts} as the event-time column. Applying a record does not
+ * depend on the tuples around it: in a micro-batch the records come in the batch that moves the
+ * keys, before its tuples; in Real-Time Mode they arrive while the tuples flow, and a moved key's
+ * first tuples may reach its new owner before its install does.
  * It checks that it runs in the state partition its slot gives ({@code WorkerStatePlacementError}).
  */
 public final class WorkerState {
     /** The MapState's name (the state data source's {@code stateVarName}). */
     public static final String STATE_VAR = "per_key";
+    /** The ids of the transfer records a slot has applied ({@code <epoch>|<kind>|<chunk>}). */
+    static final String APPLIED_VAR = "transfers_applied";
 
     /** The operator's input: a worker's tuple ({@code transfer} NULL) or a transfer record for a
      * slot ({@code worker} -1, {@code event_ms}, {@code key}, {@code count} and {@code done_us}
@@ -124,10 +128,14 @@ public final class WorkerState {
         }
 
         void merge(Row stored) {
-            count += stored.getLong(0);
-            sum += stored.getLong(1);
-            first = Math.min(first, stored.getLong(2));
-            last = Math.max(last, stored.getLong(3));
+            merge(stored.getLong(0), stored.getLong(1), stored.getLong(2), stored.getLong(3));
+        }
+
+        void merge(long count, long sum, long first, long last) {
+            this.count += count;
+            this.sum += sum;
+            this.first = Math.min(this.first, first);
+            this.last = Math.max(this.last, last);
         }
 
         Row row() {
@@ -135,11 +143,12 @@ public final class WorkerState {
         }
     }
 
-    /** One transfer record: {@code {"epoch": e, "slot": s, "extract": [key, ...]}} or
+    /** One transfer record: {@code {"epoch": e, "slot": s, "chunk": c, "extract": [key, ...]}} or
      * {@code {..., "install": [[key, count, sum, first_ts_ms, last_ts_ms], ...]}}. */
-    record Transfer(long epoch, boolean install, JsonNode entries) {
+    record Transfer(long epoch, boolean install, long chunk, JsonNode entries) {
         static final Comparator<Transfer> ORDER = Comparator.comparingLong(Transfer::epoch)
-                .thenComparing(Transfer::install);
+                .thenComparing(Transfer::install).thenComparingLong(Transfer::chunk);
+
         static Transfer parse(String text) {
             JsonNode record;
             try {
@@ -148,7 +157,13 @@ public final class WorkerState {
                 throw new UncheckedIOException("unreadable state-transfer record " + text, e);
             }
             boolean install = record.has("install");
-            return new Transfer(record.get("epoch").asLong(), install, record.get(install ? "install" : "extract"));
+            return new Transfer(record.get("epoch").asLong(), install, record.path("chunk").asLong(0),
+                    record.get(install ? "install" : "extract"));
+        }
+
+        /** The record's id within its slot. */
+        String id() {
+            return epoch + "|" + (install ? "install" : "extract") + "|" + chunk;
         }
     }
 
@@ -156,7 +171,7 @@ public final class WorkerState {
         private static final long serialVersionUID = 1L;
         private final int partitions;
         private transient MapState<Row, Row> perKey;
-        private transient ValueState<Long> transferEpoch;
+        private transient MapState<String, Boolean> applied;
 
         Merger(int partitions) {
             this.partitions = partitions;
@@ -166,7 +181,7 @@ public final class WorkerState {
         public void init(OutputMode outputMode, TimeMode timeMode) {
             perKey = getHandle().getMapState(STATE_VAR, Encoders.row(STATE_KEY), Encoders.row(STATE_VALUE),
                     TTLConfig.NONE());
-            transferEpoch = getHandle().getValueState("transfer_epoch", Encoders.LONG(), TTLConfig.NONE());
+            applied = getHandle().getMapState(APPLIED_VAR, Encoders.STRING(), Encoders.BOOLEAN(), TTLConfig.NONE());
         }
 
         @Override
@@ -209,27 +224,30 @@ public final class WorkerState {
             return CollectionConverters.asScala(out.iterator());
         }
 
-        /** The slot's transfer records of this batch, those of epochs it has not applied yet. */
+        /** The slot's transfer records of this call that it has not applied yet, in epoch order. */
         private void apply(List<Transfer> transfers) {
-            long applied = transferEpoch.exists() ? transferEpoch.get() : 0L;
-            long newest = applied;
             transfers.sort(Transfer.ORDER);
             for (Transfer transfer : transfers) {
-                if (transfer.epoch() <= applied) {
+                if (applied.containsKey(transfer.id())) {
                     continue;
                 }
-                newest = Math.max(newest, transfer.epoch());
                 for (JsonNode entry : transfer.entries()) {
                     if (transfer.install()) {
-                        perKey.updateValue(RowFactory.create(entry.get(0).asText()), RowFactory.create(
-                                entry.get(1).asLong(), entry.get(2).asLong(), entry.get(3).asLong(),
-                                entry.get(4).asLong()));
+                        Row key = RowFactory.create(entry.get(0).asText());
+                        Figures figures = new Figures();
+                        figures.merge(entry.get(1).asLong(), entry.get(2).asLong(), entry.get(3).asLong(),
+                                entry.get(4).asLong());
+                        Row stored = perKey.getValue(key);
+                        if (stored != null) {
+                            figures.merge(stored);
+                        }
+                        perKey.updateValue(key, figures.row());
                     } else {
                         perKey.removeKey(RowFactory.create(entry.asText()));
                     }
                 }
+                applied.updateValue(transfer.id(), true);
             }
-            transferEpoch.update(newest);
         }
     }
 }
