@@ -156,6 +156,12 @@ REALTIME_REFUSES_PYTHON = ("the Python grouping stage (transformWithStateInPanda
                            "checkpointLocation=... and batchId=0\" (PySpark 4.3.0)")
 """What Spark does with the Python grouping stage in Real-Time Mode (measured 2026-11-29; docs/topology.md,
 "Two execution modes")."""
+REALTIME_REFUSES_CHANNEL = ("a real-time query over the rescale channel fails with \"[STREAMING_REAL_TIME_MODE."
+                            "INPUT_STREAM_NOT_SUPPORTED] ... The input stream org.apache.spark.sql.execution."
+                            "datasources.v2.python.PythonMicroBatchStreamWithAdmissionControl is not supported in "
+                            "Real-time Mode\" (PySpark 4.3.0)")
+"""What Spark does with the live protocols' rescale channel, a Python streaming source, in Real-Time Mode
+(measured 2026-12-06; docs/rescaling.md, "STOP_THE_WORLD in real-time mode")."""
 
 
 def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) -> None:
@@ -167,9 +173,9 @@ def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) ->
                        f"{jvm_stage.JVM_PARAMETERS}); in Real-Time Mode {REALTIME_REFUSES_PYTHON}. "
                        "Use --mode microbatch")
     if config.rescale_protocol not in ("", "STOP_THE_WORLD"):
-        raise RunError(f"real-time mode rescales by STOP_THE_WORLD only, not yet by {config.rescale_protocol}: "
-                       "the live protocols reach the running query through the rescale channel, a Python streaming "
-                       "source, and a real-time query reads Kafka only (docs/rescaling.md); use --mode microbatch")
+        raise RunError(f"real-time mode rescales by STOP_THE_WORLD only, not yet by {config.rescale_protocol}: the "
+                       f"live protocols reach the running query through the rescale channel, and "
+                       f"{REALTIME_REFUSES_CHANNEL}; use --mode microbatch")
     if config.grouping_clock != "kafka":
         raise RunError("real-time mode needs --grouping-clock kafka: a real-time batch run again after a failure "
                        "must route every tuple as it did the first time, and wall time would route it anew")
