@@ -24,7 +24,7 @@ def add_parsers(subparsers) -> None:
     )
     p.add_argument("--seed", type=int, help="the faults' seed (default: a random one, printed)")
     p.add_argument("--faults", type=int, default=20, help="faults, rescales included (default %(default)s)")
-    add_run_flag(p, "mode", also="realtime: no rescale, which that mode refuses")
+    add_run_flag(p, "mode", also="realtime: its rescales by STOP_THE_WORLD, the one protocol that mode runs")
     add_run_flag(p, "grouping", default="KEY_GROUP", also="one that owns its keys, so that it rescales")
     add_run_flag(p, "dataset", default="US_FLIGHTS_3M")
     add_run_flag(p, "rate", default=1000.0)
@@ -43,7 +43,7 @@ def add_parsers(subparsers) -> None:
 def main(args) -> int:
     # deferred: the checker reads parquet and Kafka; `python -m bench` builds every command's parser
     from bench.nemesis import check
-    from bench.nemesis.plan import plan_faults
+    from bench.nemesis.plan import PROTOCOLS, plan_faults
     from bench.nemesis.processes import start_services
     from bench.nemesis.runner import NemesisRun, run_nemesis, write_record
     from bench.results import record
@@ -55,7 +55,8 @@ def main(args) -> int:
         return 2
     span_s = 60.0 * args.minutes
     try:
-        plan = plan_faults(seed, args.faults, span_s, span_s, args.workers, rescale=args.mode == "microbatch")
+        protocols = PROTOCOLS if args.mode == "microbatch" else ("STOP_THE_WORLD",)  # real-time mode's one
+        plan = plan_faults(seed, args.faults, span_s, span_s, args.workers, protocols)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

@@ -85,7 +85,7 @@ class NemesisPlan:
 
 
 def plan_faults(seed: int, faults: int, span_s: float, input_span_s: float, workers: int,
-                rescale: bool = True) -> NemesisPlan:
+                protocols: tuple[str, ...] = PROTOCOLS) -> NemesisPlan:
     """`faults` faults drawn from `seed`.
 
     Args:
@@ -94,7 +94,8 @@ def plan_faults(seed: int, faults: int, span_s: float, input_span_s: float, work
         span_s: the wall time the faults fall in, s after the run's start (LEAD_S, span_s).
         input_span_s: the input's span on its own clock, s: where a rescale can be due.
         workers: W, the run's workers: a rescale goes to W + 2 or W - 2 workers, the next one back.
-        rescale: whether rescales can be drawn (not in real-time mode, which refuses them).
+        protocols: the rescale protocols the run's protocol is drawn from (the real-time mode's:
+            STOP_THE_WORLD; none: no rescale).
 
     Returns: the plan; with rescales, between 1 and MAX_RESCALES of the `faults` are rescale events
         and the rest process faults, each target and action drawn uniformly, hold times from HOLD_S.
@@ -107,8 +108,8 @@ def plan_faults(seed: int, faults: int, span_s: float, input_span_s: float, work
     if workers < 3:
         raise ValueError(f"a nemesis rescales W +- 2 workers: W must be at least 3, got {workers}")
     rng = random.Random(seed)
-    rescales = rng.randint(1, min(MAX_RESCALES, faults)) if rescale and faults > 1 else 0
-    protocol = rng.choice(PROTOCOLS) if rescales else None
+    rescales = rng.randint(1, min(MAX_RESCALES, faults)) if protocols and faults > 1 else 0
+    protocol = rng.choice(protocols) if rescales else None
     instants = sorted(round(rng.uniform(LEAD_S, span_s), 1) for _ in range(faults - rescales))
     out = []
     for at_s in instants:

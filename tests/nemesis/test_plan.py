@@ -35,10 +35,12 @@ def test_the_rescale_schedule_is_one_the_run_takes(seed):
     assert sizes[0] in (8, 12) and sizes[1:] in ([], [10])  # out or in, then back
 
 
-def test_real_time_mode_draws_no_rescale():
-    plan = plan_faults(5, 20, 900.0, 900.0, 10, rescale=False)
+def test_without_protocols_no_rescale_is_drawn_and_real_time_mode_draws_stop_the_world():
+    plan = plan_faults(5, 20, 900.0, 900.0, 10, protocols=())
     assert not plan.rescales and plan.protocol is None and plan.schedule() is None
     assert len(plan.process_faults) == 20
+    assert {plan_faults(seed, 20, 900.0, 900.0, 10, ("STOP_THE_WORLD",)).protocol for seed in range(5)} == \
+        {"STOP_THE_WORLD"}
 
 
 @pytest.mark.parametrize("args, message", [
