@@ -44,6 +44,7 @@ class RealtimeRun(StreamRun):
         self.end_sent = False
         self.waited = False
         self.state_wait_logged = False
+        self.rescale_waits_logged: set[int] = set()
 
     def open_session(self) -> None:
         """Spark (`start_session`), the input audit's dead-letter writer, and a progress listener
@@ -148,6 +149,7 @@ class RealtimeRun(StreamRun):
                 rescaler.anchor_clock()
                 if rescaler.due(self.observer):
                     return "rescale"
+                self._log_rescale_wait()
             if aggregator.closed_all and self._state_committed():
                 return "completed"
             # an event whose time has come waits for its rescale: the end-of-input record would
@@ -165,6 +167,15 @@ class RealtimeRun(StreamRun):
                                    f"{self.audit['tuples']:,} tuples reached the aggregator, none for {STALL_S:g} s "
                                    "(a tuple later than the watermark allows is dropped by the worker windows)")
             time.sleep(POLL_S)
+
+    def _log_rescale_wait(self) -> None:
+        """Once per event: its time has come, and it waits for the real-time batch under way to commit
+        (the barrier is a committed batch: bench/rescale/stop_the_world_realtime.py)."""
+        index = self.rescaler.next_index()
+        if index not in self.rescale_waits_logged and self.rescaler.reached(self.observer):
+            self.rescale_waits_logged.add(index)
+            self.log(f"rescale {self.rescaler.events[index].label()}: waiting for the real-time batch under way to "
+                     f"commit (batches of {self.config.realtime_batch_s} s) ...")
 
     def _state_committed(self) -> bool:
         """Whether the checkpoint holds the workers' final state: always without `--worker-state`;
