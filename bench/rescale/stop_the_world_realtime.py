@@ -56,6 +56,9 @@ class RealtimeStopTheWorld(StopTheWorld):
         return bool(commits) and commits[-1] > previous
 
     def run_event(self, spark, topology, start_realtime, observer, log) -> object:
+        """The next event, from where the journal says it stands; returns `topology` with its real-time
+        query running the new routing. Raises RuntimeError (a query failed) or TimeoutError (WAIT_S)
+        while it waits for Spark or the aggregator."""
         index = self.next_index()
         event = self.events[index]
         t0 = time.monotonic()
