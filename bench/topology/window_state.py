@@ -20,7 +20,7 @@ from pyspark.sql import functions as F
 
 from bench.topology.checkpoint_log import batch_ids
 from bench.topology.session import session_settings
-from bench.topology.worker_state import CHECKPOINT_FORMAT, checkpoint_format, touch_state_store_coordinator
+from bench.topology.worker_state import CHECKPOINT_FORMAT, checkpoint_format, operator_id, touch_state_store_coordinator
 
 AGGREGATION_OPERATOR = "Aggregate"
 """Part of the worker windows' `operatorName` in a checkpoint's operator metadata
@@ -49,10 +49,9 @@ def aggregation_operator_id(spark, checkpoint: Path) -> int:
     """The operator id of the worker windows in a query checkpoint.
 
     Raises: LookupError: the checkpoint has no streaming aggregation."""
-    for row in spark.read.format("state-metadata").load(str(checkpoint)).collect():
-        if AGGREGATION_OPERATOR.lower() in str(row["operatorName"]).lower():
-            return int(row["operatorId"])
-    raise LookupError(f"no streaming aggregation in {checkpoint}")
+    def aggregation(row) -> bool:
+        return AGGREGATION_OPERATOR.lower() in str(row["operatorName"]).lower()
+    return operator_id(spark, str(checkpoint), aggregation, "a streaming aggregation")
 
 
 def committed_partials(spark, checkpoint: Path, batch: int) -> pd.DataFrame:

@@ -87,11 +87,17 @@ def state_operator_id(spark, checkpoint: str) -> int:
 
     Raises: LookupError: no operator of the checkpoint holds STATE_VAR.
     """
-    meta = spark.read.format("state-metadata").load(checkpoint).collect()
-    for row in meta:
-        if STATE_VAR in str(row["operatorProperties"] or ""):
+    return operator_id(spark, checkpoint, lambda row: STATE_VAR in str(row["operatorProperties"] or ""),
+                       f"the state variable {STATE_VAR!r}")
+
+
+def operator_id(spark, checkpoint: str, matches, what: str) -> int:
+    """The id of the first stateful operator of a query checkpoint whose `state-metadata` row
+    `matches`. Raises LookupError (naming `what`) when none does."""
+    for row in spark.read.format("state-metadata").load(checkpoint).collect():
+        if matches(row):
             return int(row["operatorId"])
-    raise LookupError(f"no operator of {checkpoint} holds the state variable {STATE_VAR!r}")
+    raise LookupError(f"no operator of {checkpoint} holds {what}")
 
 
 CHECKPOINT_FORMAT = "spark.sql.streaming.stateStore.checkpointFormatVersion"

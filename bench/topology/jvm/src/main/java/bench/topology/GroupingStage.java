@@ -366,6 +366,9 @@ public final class GroupingStage {
          * worker (see {@link #OUTPUT}). */
         private static List<Row> forwarded(List<JsonNode> controls, TimerValues timerValues) {
             List<Row> out = new ArrayList<>();
+            if (controls.isEmpty()) {
+                return out; // every tuple's call: no watermark read, no timestamp built
+            }
             Timestamp watermark = new Timestamp(Math.max(0L, timerValues.getCurrentWatermarkInMs()));
             for (JsonNode control : controls) {
                 if (!control.has("worker")) {
