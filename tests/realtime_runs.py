@@ -16,7 +16,9 @@ many slots as its largest run needs and runs, one after the other:
   `realtime-killed`;
 - a live KEY_GROUP run that rescales twice by STOP_THE_WORLD (RESCALE), `realtime-rescale`, and the
   same in a `bench run` grandchild SIGKILLed in its first event (KILLED_RESCALE_PHASE), resumed here,
-  `realtime-rescale-killed`.
+  `realtime-rescale-killed`; the same two by SHARED_STATE, `realtime-shared-state` and
+  `realtime-shared-state-killed` (SIGKILLed while the routers wait at the first event's barrier);
+  the same by LEARNER, `realtime-learner`.
 
 The first test that uses the stack starts it (tests/conftest.py `realtime_child`, a
 `tests.child_runs.ChildRuns`), once the session's killed drivers have all been killed (six Spark
@@ -45,12 +47,18 @@ SHORT_BATCH_S = 5
 """The real-time batches of the killed run and of the runs that keep the worker state, s (Spark's
 minimum): such a run ends once a batch has committed the state of every tuple."""
 LIVE = dict(limit=2000, rate=500.0, cost_ms=1.0, latency_warmup_s=0.0)
-RESCALE = dict(limit=2400, rate=100.0, rescale="8000ms:+4,+5,16000ms:-1", protocol="STOP_THE_WORLD",
-               realtime_batch_s=SHORT_BATCH_S, latency_warmup_s=0.0)
+RESCALE = dict(limit=2400, rate=100.0, rescale="8000ms:+4,+5,16000ms:-1", realtime_batch_s=SHORT_BATCH_S,
+               latency_warmup_s=0.0)
 """24 s of input; W = 4 -> 6 -> 5 (ids 0, 2-5 at the end), each event a few real-time batches after the
-one before."""
+one before; each run with its protocol (PROTOCOLS)."""
 KILLED_RESCALE_PHASE = "savepoint"
-"""Where the killed rescale run's driver is SIGKILLed (bench/rescale/stop_the_world_realtime.py)."""
+"""Where the killed rescale runs' drivers are SIGKILLed (bench/rescale/stop_the_world_realtime.py:
+the real-time query stopped and every worker's state read; shared_state_realtime.py: the state read
+and moved to `<run>.state`, the routers waiting for the epoch)."""
+PROTOCOLS = {"rescale": "STOP_THE_WORLD", "shared-state": "SHARED_STATE", "learner": "LEARNER"}
+"""The rescale runs' names (`realtime-<name>`, and `realtime-<name>-killed` for KILLED) and protocols."""
+KILLED = ("rescale", "shared-state")
+"""The rescale runs also killed and resumed (LEARNER's switch is SHARED_STATE's, resumed alike)."""
 
 
 def options(spec: dict, grouping: str, run_id: str, **extra):
@@ -118,10 +126,9 @@ def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
     return {**summary, **killed}
 
 
-def rescale_killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
-    """The RESCALE run in a `bench run` child, SIGKILLed once its journal has the first event at
-    KILLED_RESCALE_PHASE (its real-time query stopped and every worker's state read; nothing moved,
-    nothing given back to the aggregator), then resumed in `spark` with the same run id."""
+def rescale_killed_then_resumed(spec: dict, spark, run_id: str, protocol: str) -> dict:
+    """The RESCALE run by `protocol` in a `bench run` child, SIGKILLed once its journal has the first
+    event at KILLED_RESCALE_PHASE, then resumed in `spark` with the same run id."""
     from bench.rescale.driver import HANG_AFTER
     from bench.run.preflight import prepare
     from bench.run.stream import run_stream
@@ -135,10 +142,11 @@ def rescale_killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
         except (OSError, ValueError, KeyError, IndexError):
             return False
     _kill_when(_command(spec, "KEY_GROUP", run_id, RESCALE["limit"], RESCALE["rate"], "--rescale", RESCALE["rescale"],
-                        "--protocol", RESCALE["protocol"], "--latency-warmup-s", "0"),
+                        "--protocol", protocol, "--latency-warmup-s", "0"),
                results / f"{run_id}.log", at_phase, f"the first event's {KILLED_RESCALE_PHASE}",
                {HANG_AFTER: f"{KILLED_RESCALE_PHASE}@0"})
-    return run_stream(prepare(options(spec, "KEY_GROUP", run_id, own_topic=True, no_influx=True, **RESCALE)),
+    return run_stream(prepare(options(spec, "KEY_GROUP", run_id, own_topic=True, no_influx=True,
+                                      **{**RESCALE, "protocol": protocol})),
                       spark=spark, log=lambda *_: None)
 
 
@@ -156,8 +164,10 @@ def main(spec_path: str) -> int:
         recorded = [prepare(options(spec, g, f"rt-{g.lower()}-{stamp}", topic=spec["topic"], replay=False,
                                     worker_state=True, realtime_batch_s=SHORT_BATCH_S))
                     for g in GROUPINGS]
-        rescaled = prepare(options(spec, "KEY_GROUP", f"rt-rescale-{stamp}", own_topic=True, **RESCALE))
-        slots = max(p.config.realtime_task_slots for p in (*recorded, rescaled))
+        rescaled = {name: prepare(options(spec, "KEY_GROUP", f"rt-{name}-{stamp}", own_topic=True,
+                                          **{**RESCALE, "protocol": protocol}))
+                    for name, protocol in PROTOCOLS.items()}
+        slots = max(p.config.realtime_task_slots for p in (*recorded, *rescaled.values()))
         spark = build_session(f"local[{slots}]", spec["e2e"]["aggregators"])
         for prepared in recorded:
             summary = run_stream(prepared, spark=spark, log=lambda *_: None)
@@ -169,9 +179,11 @@ def main(spec_path: str) -> int:
         (Path(killed["results"]) / "killed.json").write_text(json.dumps(
             {k: killed[k] for k in ("killed_after_batches", "realtime_commits")}))
         index["realtime-killed"] = killed["results"]
-        index["realtime-rescale"] = run_stream(rescaled, spark=spark, log=lambda *_: None)["results"]
-        killed_rescale = rescale_killed_then_resumed(spec, spark, f"rt-rescale-killed-{stamp}")
-        index["realtime-rescale-killed"] = killed_rescale["results"]
+        for name, protocol in PROTOCOLS.items():
+            index[f"realtime-{name}"] = run_stream(rescaled[name], spark=spark, log=lambda *_: None)["results"]
+            if name in KILLED:
+                killed_rescale = rescale_killed_then_resumed(spec, spark, f"rt-{name}-killed-{stamp}", protocol)
+                index[f"realtime-{name}-killed"] = killed_rescale["results"]
     except Exception:  # reported to the tests through the index
         index["error"] = traceback.format_exc()
     (results / "index.json").write_text(json.dumps(index, indent=2))

@@ -64,7 +64,7 @@ class Learner(SharedState):
                     self._warm_up(spark, index, observer, log)
                 return
             if entry["phase"] == "warming":
-                caught_up = batch_reading(self.checkpoint, self.warm_up_epoch(index), entry["warm_up_batch"])
+                caught_up = self._warmed_batch(index, entry)
                 if caught_up is None:
                     return
                 now = int(time.time() * 1000)
@@ -78,7 +78,7 @@ class Learner(SharedState):
         warm_up_batch = batch_ids(self.checkpoint / "commits")[-1]
         move, _, _, _ = self._plan(spark, index, warm_up_batch)
         epoch = self.warm_up_epoch(index)
-        self.channel.publish(epoch, state_transfer.records(epoch, {}, move.installs))
+        self._deliver_warm_up(epoch, self._records(epoch, {}, move.installs))
         entries = len(self._snapshot(index))  # of the published epoch (a resumed driver keeps the first)
         self.journal.record(index, event=event.label(), at_ms=event.at_ms, target=event.target, phase="warming",
                             started_ms=self.started_ms(observer), warm_up_batch=warm_up_batch,
@@ -86,6 +86,14 @@ class Learner(SharedState):
         hang_after("warming", index)
         log(f"rescale {event.label()} (LEARNER): {entries} entries warming up at their new owners "
             f"(state of batch {warm_up_batch})")
+
+    def _deliver_warm_up(self, epoch: int, records: list[tuple[str, str]]) -> None:
+        """The warm-up epoch's records into the channel (published once: the warm-up snapshot)."""
+        self.channel.publish(epoch, records)
+
+    def _warmed_batch(self, index: int, entry: dict) -> int | None:
+        """The committed batch that read event `index`'s warm-up epoch, or None before one has."""
+        return batch_reading(self.checkpoint, self.warm_up_epoch(index), entry["warm_up_batch"])
 
     def _held(self, state, index: int, before):
         """The state the switch moves: without the warm-up copies (entries at a key's new owner,
@@ -114,7 +122,7 @@ class Learner(SharedState):
                for slot, entries in move.installs.items()}
         lag = {slot: entries for slot, entries in lag.items() if entries}
         lag_entries = sum(len(v) for v in lag.values())
-        return (state_transfer.records(epoch, move.extracts, lag),
+        return (self._records(epoch, move.extracts, lag),
                 {"transfer_records": lag_entries, "lag_entries": lag_entries,
                  "changelog_records": len(snapshot) + lag_entries})
 

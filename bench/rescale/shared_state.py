@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from bench.rescale import plan as move_plan
 from bench.rescale.driver import LiveRescaleDriver, batch_ids, elapsed_ms, hang_after
 from bench.topology import state_transfer
+from bench.topology.state_layout import slot_table
 
 
 @dataclass
@@ -46,19 +47,11 @@ class SharedState(LiveRescaleDriver):
 
     def advance(self, spark, observer, log) -> None:
         """Take the next event one step further, as far as the query allows now (never blocks on it)."""
-        index = self.next_index()
-        if index is None:
+        under_way = self._under_way(observer)
+        if under_way is None:
             return
-        entry = self.journal.event(index)
+        index, entry = under_way
         epoch = self.switch_epoch(index)
-        if entry is None:
-            if not self.due(observer):
-                return
-            event = self.events[index]
-            self.journal.record(index, event=event.label(), at_ms=event.at_ms, target=event.target,
-                                phase="requested", requested_wall_ms=int(time.time() * 1000),
-                                started_ms=self.started_ms(observer))
-            entry = self.journal.event(index)
         if entry["phase"] == "requested":
             self.channel.request(epoch)
             hang_after("requested", index)
@@ -75,6 +68,22 @@ class SharedState(LiveRescaleDriver):
         entry = self.journal.event(index)
         if entry["phase"] == "published" and any(b >= entry["switch_batch"] for b in observer.batches):
             self.journal.record(index, phase="switched")
+
+    def _under_way(self, observer) -> tuple[int, dict] | None:
+        """The next event and its journal entry, journalled as requested once it is due (1.); None
+        while no event is under way or due."""
+        index = self.next_index()
+        if index is None:
+            return None
+        entry = self.journal.event(index)
+        if entry is None:
+            if not self.due(observer):
+                return None
+            event = self.events[index]
+            entry = self.journal.record(index, event=event.label(), at_ms=event.at_ms, target=event.target,
+                                        phase="requested", requested_wall_ms=int(time.time() * 1000),
+                                        started_ms=self.started_ms(observer))
+        return index, entry
 
     def _plan(self, spark, index: int, batch_id: int | None = None):
         """Read the committed state (the last committed batch, or `batch_id`) and plan the move of
@@ -96,16 +105,27 @@ class SharedState(LiveRescaleDriver):
 
     def _transfers(self, index: int, epoch: int, move) -> tuple[list, dict]:
         """The switch epoch's transfer records and their figures: every moved entry."""
-        return (state_transfer.records(epoch, move.extracts, move.installs),
+        return (self._records(epoch, move.extracts, move.installs),
                 {"transfer_records": sum(len(v) for v in move.installs.values())})
+
+    def _records(self, epoch: int, extracts: dict, installs: dict) -> list[tuple[str, str]]:
+        """`state_transfer.records` of an epoch; in real-time mode each names its slot's worker, to
+        which the real-time query routes it (`GroupingStage.OUTPUT`)."""
+        c = self.config
+        slot_workers = {s: w for w, s in enumerate(slot_table(c.worker_space, c.partitions))} if c.realtime else None
+        return state_transfer.records(epoch, extracts, installs, slot_workers)
 
     def _move(self, spark, index: int, epoch: int) -> tuple[list, dict, float]:
         """Read the committed state and plan the move of event `index`: the channel's transfer
         records of `epoch`, the event's figures, and the state read's duration (ms)."""
-        c = self.config
         move, before, after, savepoint_ms = self._plan(spark, index)
         records, transfer_figures = self._transfers(index, epoch, move)
-        figures = {
+        return records, {**self._figures(move, before, after), **transfer_figures}, savepoint_ms
+
+    def _figures(self, move, before, after) -> dict:
+        """The event's figures of its move (summary.json `rescale.events`)."""
+        c = self.config
+        return {
             "protocol": self.PROTOCOL, "routing": c.grouping,
             "workers_before": len(before.workers), "workers_after": len(after.workers),
             "worker_ids_before": list(before.workers), "worker_ids_after": list(after.workers),
@@ -113,9 +133,7 @@ class SharedState(LiveRescaleDriver):
             "units": "keys" if c.grouping == "KEY" else "groups",
             "moved_keys": move.moved_keys, "state_entries_moved": move.moved_keys,
             "state_entries_read": move.state_entries, "state_bytes_read": move.state_bytes,
-            **transfer_figures,
         }
-        return records, figures, savepoint_ms
 
     def _savepoint(self, spark, index: int, barrier_ms: int, log) -> list:
         """2. The query waits after batch B: read B's state, plan the move, fix S = B + 1. Returns

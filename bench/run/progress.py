@@ -4,7 +4,6 @@ checkpoint, and the session's task slots."""
 
 from __future__ import annotations
 
-import json
 import time
 from datetime import datetime
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 from bench.rescale.kafka_clock import topic_timestamps_ms
 from bench.run.input import consumed, send_end_of_input
 from bench.run.preflight import RunError
-from bench.topology.checkpoint_log import batch_ids
+from bench.topology.checkpoint_log import batch_ids, committed_offsets
 from bench.topology.config import TopologyConfig
 
 
@@ -65,19 +64,6 @@ def windows_closed(progress: dict | None, config: TopologyConfig, end_sent_at: i
     return (consumed(progress, config.control_topic, {0: 1})
             and watermark_ms(progress) >= end_sent_at - 1000 * config.watermark_delay_s
             and progress is not None and window_state_rows(progress) == 0)
-
-
-def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
-    """`topic`'s next offset per partition at the last committed batch of the query checkpoint
-    `checkpoint` (its offset log); {} before a committed batch."""
-    commits = batch_ids(checkpoint / "commits")
-    if not commits:
-        return {}
-    for line in (checkpoint / "offsets" / str(commits[-1])).read_text().splitlines()[2:]:
-        offsets = json.loads(line) if line.startswith("{") else None
-        if isinstance(offsets, dict) and topic in offsets:
-            return {int(p): int(o) for p, o in offsets[topic].items()}
-    return {}
 
 
 def end_of_input_again(config: TopologyConfig, ends: dict[int, int], sent_ms: int | None, log=print) -> int | None:

@@ -8,8 +8,10 @@ from bench.rescale.figures import rescale_spans, write_influx
 from bench.rescale.handoff import Handoff
 from bench.rescale.journal import HANDOFF_PHASES, LEARNER_PHASES, SHARED_STATE_PHASES, Journal
 from bench.rescale.learner import Learner
+from bench.rescale.learner_realtime import RealtimeLearner
 from bench.rescale.setup import rescale_summary
 from bench.rescale.shared_state import SharedState
+from bench.rescale.shared_state_realtime import RealtimeSharedState
 from bench.rescale.stop_the_world import StopTheWorld
 from bench.rescale.stop_the_world_realtime import RealtimeStopTheWorld
 from bench.run.options import RunOptions
@@ -21,9 +23,9 @@ def rescaler_for(config: TopologyConfig, options: RunOptions, log=print):
     """The driver of `options.rescale`'s schedule under `config.rescale_protocol`: StopTheWorld (the
     query stops for each event; RealtimeStopTheWorld in real-time mode), or a live protocol's driver
     (SHARED_STATE, LEARNER, HANDOFF: the query reads the rescale channel, reopened here for this
-    attempt)."""
+    attempt; RealtimeSharedState and RealtimeLearner in real-time mode, whose routers read it)."""
     events = parse_schedule(options.rescale)
-    if config.realtime:
+    if config.realtime and not config.live_rescale:
         return RealtimeStopTheWorld(config, events, Journal(config.results_dir))
     if not config.live_rescale:
         return StopTheWorld(config, events, Journal(config.results_dir))
@@ -33,8 +35,10 @@ def rescaler_for(config: TopologyConfig, options: RunOptions, log=print):
             log(f"HANDOFF: watermark delay {options.watermark_delay_s} s -> {config.watermark_delay_s} s (held tuples "
                 "keep their event time; docs/rescaling.md, \"HANDOFF on Spark\")")
     else:
-        kind, phases = (Learner, LEARNER_PHASES) if config.rescale_protocol == "LEARNER" else \
-            (SharedState, SHARED_STATE_PHASES)
+        if config.rescale_protocol == "LEARNER":
+            kind, phases = RealtimeLearner if config.realtime else Learner, LEARNER_PHASES
+        else:
+            kind, phases = RealtimeSharedState if config.realtime else SharedState, SHARED_STATE_PHASES
         rescaler = kind(config, events, Journal(config.results_dir, phases))
     rescaler.channel.reopen()
     return rescaler

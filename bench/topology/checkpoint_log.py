@@ -1,8 +1,10 @@
 """A streaming query's checkpoint logs as Spark writes them: the batch ids in its `offsets` folder
-(planned batches) and its `commits` folder (committed batches), one file named by its id each."""
+(planned batches) and its `commits` folder (committed batches), one file named by its id each, and
+the Kafka offsets a committed batch had read."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 
@@ -10,3 +12,16 @@ def batch_ids(folder: Path) -> list[int]:
     """The batch ids logged in `folder` (a checkpoint's `offsets` or `commits`), ascending; [] when
     the folder does not exist yet."""
     return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.exists() else []
+
+
+def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
+    """`topic`'s next offset per partition at the last committed batch of the query checkpoint
+    `checkpoint` (its offset log); {} before a committed batch."""
+    commits = batch_ids(checkpoint / "commits")
+    if not commits:
+        return {}
+    for line in (checkpoint / "offsets" / str(commits[-1])).read_text().splitlines()[2:]:
+        offsets = json.loads(line) if line.startswith("{") else None
+        if isinstance(offsets, dict) and topic in offsets:
+            return {int(p): int(o) for p, o in offsets[topic].items()}
+    return {}

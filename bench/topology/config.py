@@ -210,8 +210,9 @@ class TopologyConfig(TopologySettings):
 
     @property
     def transfers(self) -> bool:
-        """The query reads the state-transfer topic `<run>.state` (STOP_THE_WORLD)."""
-        return self.rescale_protocol == "STOP_THE_WORLD"
+        """The query reads the state-transfer topic `<run>.state` (STOP_THE_WORLD; a real-time query's
+        SHARED_STATE and LEARNER too: Real-Time Mode refuses the rescale channel as a source)."""
+        return self.rescale_protocol == "STOP_THE_WORLD" or (self.realtime and self.live_rescale)
 
     @property
     def data_plane(self) -> str:
@@ -248,7 +249,7 @@ class TopologyConfig(TopologySettings):
         """The tasks of the real-time query, all running for its whole batch (Real-Time Mode schedules
         its stages together): the spout and splitter (one per Kafka partition, at most S), the
         grouping stage, the worker windows and, with `--worker-state`, the worker-state operator (N
-        state partitions each), the workers (M) and a STOP_THE_WORLD's state-transfer topic (one
+        state partitions each), the workers (M) and a rescale's state-transfer topic (one
         partition)."""
         stateful = 3 if self.worker_state else 2
         return self.splitters + stateful * self.partitions + self.worker_space + int(self.transfers)
@@ -258,8 +259,9 @@ class TopologyConfig(TopologySettings):
         """The task slots a real-time run needs: the real-time query's tasks, which must all find a
         free slot at each batch's start ("[CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT] Cannot run the
         pipelined stage group" otherwise), plus the other jobs that may run then: the input audit's
-        (a task per partition read, at most S) and the aggregator query's (one)."""
-        return self.realtime_query_tasks + self.splitters + 2
+        (a task per partition read, at most S), the aggregator query's (one) and a SHARED_STATE's read
+        of the workers' state while the query waits at its barrier (one)."""
+        return self.realtime_query_tasks + self.splitters + 2 + int(self.live_rescale)
 
     @property
     def state_checkpoint(self) -> Path:

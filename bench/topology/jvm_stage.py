@@ -64,16 +64,21 @@ def data_plane(grouping: str, grouping_params: dict) -> str:
     return "jvm" if grouping in JVM_GROUPINGS and params_in_java else "python"
 
 
-def rescale_spec(routings: tuple, switches: tuple, width: int, handoff: bool = False) -> str:
+def rescale_spec(routings: tuple, switches: tuple, width: int, handoff: bool = False,
+                 channel: Path | None = None) -> str:
     """The JVM stage's `rescale` argument (`GroupingStage.apply`), JSON: the routing in force after
     each event of the schedule (`TopologyConfig.rescale_routings`), the switch batches of
     STOP_THE_WORLD's `switches` so far ((switch batch, target), in order), the routing summaries'
-    width M, and `handoff` for a HANDOFF (its routers keep the hand-off's state, `Handoff.java`).
-    `{}` for a run without a rescale."""
+    width M, `handoff` for a HANDOFF (its routers keep the hand-off's state, `Handoff.java`), and
+    for a real-time query's SHARED_STATE the rescale channel's folder, whose barrier its routers
+    keep (`ChannelBarrier.java`). `{}` for a run without a rescale."""
     if not routings:
         return "{}"
-    return json.dumps({"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches],
-                       "handoff": handoff})
+    spec = {"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches],
+            "handoff": handoff}
+    if channel is not None:
+        spec["channel"] = str(channel)
+    return json.dumps(spec)
 
 
 JVM_OPERATOR = "transformWithStateExec"

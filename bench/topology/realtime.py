@@ -2,8 +2,8 @@
 over its output (docs/topology.md, "Two execution modes").
 
     real-time query    spout -> splitter -> JVM grouping stage -> workers (-> worker state, with
-                       `--worker-state` or a rescale: `bench.topology.worker_state`, and a
-                       STOP_THE_WORLD's state transfers) -> worker windows,
+                       `--worker-state` or a rescale: `bench.topology.worker_state`, and
+                       a rescale's state transfers) -> worker windows,
                        `trigger(realTime=...)`, update mode, Kafka sink `<run>.partials`: each tuple
                        updates its worker window's partial, and the update is written at once
     aggregator query   micro-batch over `<run>.partials`, `foreachBatch` ->
@@ -87,7 +87,8 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
     """The real-time query's DataFrame (no sink): every update of a worker window's partial, with
     PARTIAL_SCHEMA's columns."""
     tuples = splitter.split(spout.read_kafka(spark, config), config, splitter_sql)
-    rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space)
+    rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space,
+                                     channel=config.rescale_channel_dir if config.live_rescale else None)
     transfers = None
     if config.transfers:
         transfers = state_transfer.read_controls(spark, config.bootstrap_servers, config.run_id,

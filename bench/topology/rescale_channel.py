@@ -15,7 +15,9 @@ Python worker):
 
 - `request-<e>.json` (the driver): rescale epoch e is due.
 - `barrier-<e>.json` (the source, in `latestOffset`): the query has committed its last batch B
-  and waits; `wall_ms` is when it began to wait. No batch runs until epoch e is published.
+  and waits; `wall_ms` is when it began to wait. No batch runs until epoch e is published. In a
+  real-time query the routers write it (`ChannelBarrier.java`): `switch_batch` S, the real-time
+  batch whose routers wait for epoch e, and `wall_ms`, when they claimed it.
 - `epoch-<e>.jsonl` (the driver, after it read batch B's committed state): the epoch's records, one
   JSON object per line, written once and atomically (never rewritten): the routers' switch
   `{"epoch": e, "slot": -1, "switch": k, "target": ...}` (the k-th rescale of the run; HANDOFF adds
@@ -86,8 +88,15 @@ class Channel:
 
     def barrier_wall_ms(self, epoch: int) -> int | None:
         """When the query began to wait at epoch `epoch`'s barrier (epoch ms), or None while it runs."""
+        barrier = self.barrier(epoch)
+        return None if barrier is None else barrier["wall_ms"]
+
+    def barrier(self, epoch: int) -> dict | None:
+        """Epoch `epoch`'s barrier, or None before it has one: `wall_ms`, and in a real-time query the
+        routers' claim (`ChannelBarrier.java`) `switch_batch`, the real-time batch that waits for the
+        epoch."""
         path = self.folder / f"barrier-{epoch}.json"
-        return json.loads(path.read_text())["wall_ms"] if path.exists() else None
+        return json.loads(path.read_text()) if path.exists() else None
 
     def published(self, epoch: int) -> bool:
         return (self.folder / f"epoch-{epoch}.jsonl").exists()

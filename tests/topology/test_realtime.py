@@ -96,32 +96,53 @@ def test_a_killed_real_time_driver_resumes_with_exact_totals(stack, realtime_run
     assert simulated["worker_loads"] == summary["exact"]["worker_loads"]
 
 
-@pytest.mark.parametrize("run", ["realtime-rescale", "realtime-rescale-killed"])
-def test_a_real_time_stop_the_world_moves_the_state_as_the_simulator_does(stack, realtime_runs, tmp_path, run):
-    """`realtime-rescale-killed`: its driver SIGKILLed in the first event, after the savepoint
-    (tests/realtime_runs.py), and resumed with its run id: the resumed driver moved the state, gave
-    the partials back and restarted the query, as the journal told it."""
+RESCALE_RUNS = [("realtime-rescale", "STOP_THE_WORLD"), ("realtime-rescale-killed", "STOP_THE_WORLD"),
+                ("realtime-shared-state", "SHARED_STATE"), ("realtime-shared-state-killed", "SHARED_STATE"),
+                ("realtime-learner", "LEARNER")]
+"""tests/realtime_runs.py's rescale runs and their protocols."""
+
+
+@pytest.mark.parametrize(("run", "protocol"), RESCALE_RUNS, ids=[run for run, _ in RESCALE_RUNS])
+def test_a_real_time_rescale_moves_the_state_as_the_simulator_does(stack, realtime_runs, tmp_path, run, protocol):
+    """`...-killed`: its driver SIGKILLed in the first event, after the savepoint (tests/realtime_runs.py),
+    and resumed with its run id: the resumed driver went on as the journal told it (STOP_THE_WORLD:
+    moved the state, gave the partials back and restarted the query; SHARED_STATE: published the
+    epoch its routers waited for). LEARNER: its warm-up, then SHARED_STATE's steps with the lag."""
     summary = realtime_runs[run]
     results = Path(summary["results"])
-    assert summary["resumed"] == (run == "realtime-rescale-killed")
+    assert summary["resumed"] == run.endswith("-killed")
     assert summary["status"] == "completed", summary["error"]
     assert all(v is not False for v in summary["checks"].values()), summary["checks"]
     stats = get_dataset("NYC_FLIGHTS").key_stats(2400)
     assert totals_by_key(read_aggregates(stack.bootstrap_servers, f"{results.name}.aggregates")) == dict(stats.weights)
     assert summary["exact"]["total_count"] == stats.weight
     rescale = summary["rescale"]
-    assert rescale["protocol"] == "STOP_THE_WORLD" and rescale["ownership_violations"] == 0
-    assert [e["phase"] for e in json.loads((results / "rescale.json").read_text())["events"]] == ["restarted"] * 2
+    assert rescale["protocol"] == protocol and rescale["ownership_violations"] == 0
+    journal = json.loads((results / "rescale.json").read_text())["events"]
     assert [(e["workers_before"], e["workers_after"]) for e in rescale["events"]] == [(4, 6), (6, 5)]
-    # Each restart gave the aggregator the worker windows of the last committed real-time batch back:
-    # the interrupted batch's tuples were counted once, under the new routing.
     starts = sorted((results / "partials").glob("batch-*.generation"), key=lambda p: int(p.stem.split("-")[1]))
-    assert [int(p.read_text()) for p in starts] == [1, 2]
+    if protocol == "STOP_THE_WORLD":
+        assert [e["phase"] for e in journal] == ["restarted"] * 2
+        # Each restart gave the aggregator the worker windows of the last committed real-time batch
+        # back: the interrupted batch's tuples were counted once, under the new routing.
+        assert [int(p.read_text()) for p in starts] == [1, 2]
+    else:
+        assert [e["phase"] for e in journal] == ["switched"] * 2
+        if protocol == "LEARNER":  # every moved entry warmed up (at the warm-up's batch) or in the lag
+            assert all(e["warm_up_entries"] + e["lag_entries"] >= e["moved_keys"] for e in journal)
+        assert starts == []  # no batch interrupted, nothing given back
+        # The routers claimed the batch after the one that read the request, and waited in it.
+        channel = Path(json.loads((results / "run.json").read_text())["config"]["checkpoint_dir"]) / "rescale-channel"
+        for e in journal:
+            epoch = e["index"] + 1 if protocol == "SHARED_STATE" else 2 * e["index"] + 2  # LEARNER's warm-up first
+            claim = json.loads((channel / f"barrier-{epoch}.json").read_text())
+            assert claim["switch_batch"] == e["query_switch_batch"] == e["query_barrier_batch"] + 1
+            assert e["switch_batch"] == e["barrier_batch"] + 1
     simulated = simulate_the_run(stack, results, tmp_path, "KEY_GROUP", "--rescale", "8000ms:+4,+5,16000ms:-1",
-                                 "--protocol", "STOP_THE_WORLD")
+                                 "--protocol", protocol)
     assert [e["moved_groups"] for e in rescale["events"]] == [e["moved_groups"] for e in simulated["rescale"]["events"]]
     # Every key's state at its last owner, equal row for row (the per-worker loads differ by the tuples
-    # between an event's time, where the simulator switches, and the real-time batch Spark stops in).
+    # between an event's time, where the simulator switches, and the real-time batch Spark switches in).
     pd.testing.assert_frame_equal(pd.read_parquet(results / "state.parquet"),
                                   pd.read_parquet(tmp_path / "sim" / "state.parquet"))
 
@@ -154,6 +175,5 @@ def test_what_real_time_mode_cannot_run_exactly_is_refused_before_spark_starts(s
     assert "P <= S" in refusal(stack, tmp_path, partitions=20, splitters=10)
     assert "--grouping-clock kafka" in refusal(stack, tmp_path, grouping_clock="processing")
     assert "task slots" in refusal(stack, tmp_path, master="local[10]")
-    for protocol in ("SHARED_STATE", "LEARNER", "HANDOFF"):
-        refused = refusal(stack, tmp_path, grouping="VNODE", rescale="30s:12", protocol=protocol)
-        assert "STOP_THE_WORLD only" in refused and "INPUT_STREAM_NOT_SUPPORTED" in refused
+    refused = refusal(stack, tmp_path, grouping="VNODE", rescale="30s:12", protocol="HANDOFF")
+    assert "STOP_THE_WORLD, SHARED_STATE, LEARNER only" in refused and "INPUT_STREAM_NOT_SUPPORTED" in refused

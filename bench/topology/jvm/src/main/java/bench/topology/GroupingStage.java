@@ -85,9 +85,9 @@ public final class GroupingStage {
      * bench/topology/grouping_stage.py, which reads it from here: bench/topology/jvm_stage.py
      * {@code output_schema}): {@code event_ts} is again the event-time column; {@link #ROUTED} the
      * routing summary (NULL but on one row). In Real-Time Mode, which builds no routing summary,
-     * {@link #ROUTED} carries instead a STOP_THE_WORLD's state-transfer record on a row of its own
-     * ({@code key} and {@code count} NULL, {@code worker} the record's, {@code event_ts} the
-     * watermark): Real-Time Mode refuses a union after a stateful operator, so the records enter
+     * {@link #ROUTED} carries instead a rescale's state-transfer record on a row of its own
+     * ({@code key} and {@code count} NULL, {@code worker} the record's, {@code event_ts} 1 ms after
+     * the watermark): Real-Time Mode refuses a union after a stateful operator, so the records enter
      * the query before the grouping stage, as control rows, and the stage passes them on to the
      * worker-state operator (bench/topology/realtime.py). */
     public static final StructType OUTPUT = new StructType()
@@ -176,8 +176,10 @@ public final class GroupingStage {
      * rows.) No routing summary is built (the real-time query observes no metrics: its aggregator
      * counts the loads, bench/topology/realtime.py).
      *
-     * @param realTime the query runs in Real-Time Mode: STOP_THE_WORLD's switches only, each due from
-     *     the query's first batch, and {@code controls} are its state-transfer records
+     * @param realTime the query runs in Real-Time Mode: STOP_THE_WORLD's switches, each due from the
+     *     query's first batch, or with {@code "channel": folder} in {@code rescale} a SHARED_STATE's,
+     *     read at each real-time batch's start ({@link ChannelBarrier}); {@code controls} are the
+     *     state-transfer records
      * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String, String, Dataset)},
      *     and for a HANDOFF in Real-Time Mode
      */
@@ -193,7 +195,7 @@ public final class GroupingStage {
             throw new IllegalArgumentException("clock must be kafka or processing, got " + clock);
         }
         HashMap<String, Long> parameters = parameters(params);
-        Rescale plan = Rescale.parse(rescale, workers, controls != null && !realTime);
+        Rescale plan = Rescale.parse(rescale, workers, controls != null && !realTime, realTime);
         ReferenceGrouping probe = Groupings.create(grouping, workers, 0, parameters); // bad parameters fail here
         for (Routing routing : plan.routings) {
             routing.install(probe); // and a routing it cannot take, not in the query's first batch
@@ -369,19 +371,30 @@ public final class GroupingStage {
             if (controls.isEmpty()) {
                 return out; // every tuple's call: no watermark read, no timestamp built
             }
-            Timestamp watermark = new Timestamp(Math.max(0L, timerValues.getCurrentWatermarkInMs()));
+            // later than the watermark: Spark fails a row at it ("[EMITTING_ROWS_OLDER_THAN_WATERMARK_NOT_ALLOWED]
+            // Previous node emitted a row with eventTime=<w * 1000> which is older than current_watermark_value=<w>",
+            // a SHARED_STATE's transfer in a running real-time query, PySpark 4.3.0)
+            Timestamp after = new Timestamp(Math.max(0L, timerValues.getCurrentWatermarkInMs()) + 1);
             for (JsonNode control : controls) {
+                if (control.has("wake")) {
+                    continue; // for the routers only (ChannelBarrier)
+                }
                 if (!control.has("worker")) {
                     throw new IllegalArgumentException("a state-transfer record names its worker, got " + control);
                 }
-                out.add(RowFactory.create(watermark, null, null, control.get("worker").asInt(), control.toString()));
+                out.add(RowFactory.create(after, null, null, control.get("worker").asInt(), control.toString()));
             }
             return out;
         }
 
-        /** The switch this batch must have applied: the highest a control row names (live rescale, at
-         * least {@code applied}), or the schedule's switch due by this micro-batch. */
+        /** The switch this batch must have applied: in a real-time query's live rescale, the channel's
+         * ({@link ChannelBarrier}, which may wait at a barrier); the highest a control row names (live
+         * rescale, at least {@code applied}); or the schedule's switch due by this micro-batch. */
         private int dueSwitch(int applied, List<JsonNode> controls) {
+            if (rescale.channel != null) { // a control row (a wake, a transfer) reads the channel again
+                long batchId = Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY));
+                return Math.max(applied, ChannelBarrier.dueSwitch(rescale.channel, batchId, !controls.isEmpty()));
+            }
             if (rescale.live) {
                 return Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0)).max().orElse(0));
             }

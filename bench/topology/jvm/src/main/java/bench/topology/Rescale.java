@@ -16,20 +16,29 @@ final class Rescale implements Serializable {
     final long[] switchBatches;
     final boolean live;
     final boolean handoff;
+    /** A real-time query's live rescale: the rescale channel's folder, whose barrier the routers keep
+     * ({@link ChannelBarrier}); null otherwise. */
+    final String channel;
 
-    Rescale(int width, List<Routing> routings, long[] switchBatches, boolean live, boolean handoff) {
+    Rescale(int width, List<Routing> routings, long[] switchBatches, boolean live, boolean handoff, String channel) {
         this.width = width;
         this.routings = routings;
         this.switchBatches = switchBatches;
         this.live = live;
         this.handoff = handoff;
+        this.channel = channel;
     }
 
     boolean any() {
         return !routings.isEmpty();
     }
 
-    static Rescale parse(String json, int workers, boolean live) {
+    /**
+     * @param live the switches come as control rows (a micro-batch query's live rescale)
+     * @param realTime the query runs in Real-Time Mode: a {@code "channel"} makes it a live rescale
+     *     whose switches the routers read from that folder
+     */
+    static Rescale parse(String json, int workers, boolean live, boolean realTime) {
         JsonNode node;
         try {
             node = GroupingStage.JSON.readTree(json);
@@ -56,7 +65,11 @@ final class Rescale implements Serializable {
         if (handoff && !live) {
             throw new IllegalArgumentException("a HANDOFF is a live rescale: its steps come as control rows");
         }
-        return new Rescale(width, routings, batches, live, handoff);
+        String channel = node.hasNonNull("channel") ? node.get("channel").asText() : null;
+        if (channel != null && (!realTime || batches.length > 0 || handoff)) {
+            throw new IllegalArgumentException("a rescale channel's folder is for a real-time query's SHARED_STATE");
+        }
+        return new Rescale(width, routings, batches, live || channel != null, handoff, channel);
     }
 
     /** Switches due in batch {@code batchId}: STOP_THE_WORLD's with a switch batch at or below it. */
