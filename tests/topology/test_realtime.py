@@ -18,7 +18,7 @@ from bench.run.preflight import RunError, prepare
 from bench.topology.sink import read_aggregates
 from datasets import get_dataset
 from groupings import GROUPINGS
-from tests.conftest import E2E_FAST, E2E_MALFORMED
+from tests.conftest import E2E_FAST, E2E_MALFORMED, EVERY_PHASE
 from tests.topology.test_e2e import influx_count, totals_by_key
 
 pytestmark = [pytest.mark.integration]
@@ -97,12 +97,13 @@ def test_a_killed_real_time_driver_resumes_with_exact_totals(stack, realtime_run
 
 
 RESCALE_RUNS = [("realtime-rescale", "STOP_THE_WORLD"), ("realtime-rescale-killed", "STOP_THE_WORLD"),
-                ("realtime-shared-state", "SHARED_STATE"), ("realtime-shared-state-killed", "SHARED_STATE"),
+                ("realtime-shared-state", "SHARED_STATE"),
+                pytest.param("realtime-shared-state-killed", "SHARED_STATE", marks=EVERY_PHASE),
                 ("realtime-learner", "LEARNER")]
-"""tests/realtime_runs.py's rescale runs and their protocols."""
+"""tests/realtime_runs.py's rescale runs and their protocols (its KILLED)."""
 
 
-@pytest.mark.parametrize(("run", "protocol"), RESCALE_RUNS, ids=[run for run, _ in RESCALE_RUNS])
+@pytest.mark.parametrize(("run", "protocol"), RESCALE_RUNS)
 def test_a_real_time_rescale_moves_the_state_as_the_simulator_does(stack, realtime_runs, tmp_path, run, protocol):
     """`...-killed`: its driver SIGKILLed in the first event, after the savepoint (tests/realtime_runs.py),
     and resumed with its run id: the resumed driver went on as the journal told it (STOP_THE_WORLD:
