@@ -259,7 +259,7 @@ class TopologyConfig(TopologySettings):
         """The task slots a real-time run needs: the real-time query's tasks, which must all find a
         free slot at each batch's start ("[CONCURRENT_SCHEDULER_INSUFFICIENT_SLOT] Cannot run the
         pipelined stage group" otherwise), plus the other jobs that may run then: the input audit's
-        (a task per partition read, at most S), the aggregator query's (one) and a SHARED_STATE's read
+        (a task per partition read, at most S), the aggregator query's (one) and a live rescale's read
         of the workers' state while the query waits at its barrier (one)."""
         return self.realtime_query_tasks + self.splitters + 2 + int(self.live_rescale)
 

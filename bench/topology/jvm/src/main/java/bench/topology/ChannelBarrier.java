@@ -16,9 +16,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 /**
- * The rescale channel's barrier as the routers of a real-time query keep it (SHARED_STATE in
- * Real-Time Mode; bench/topology/rescale_channel.py has the folder's files, docs/rescaling.md
- * "SHARED_STATE in real-time mode" the protocol).
+ * The rescale channel's barrier as the routers of a real-time query keep it (SHARED_STATE and
+ * LEARNER in Real-Time Mode; bench/topology/rescale_channel.py has the folder's files,
+ * docs/rescaling.md "SHARED_STATE in real-time mode" the protocol).
  *
  * <p>A micro-batch query waits at a barrier in its channel source's {@code latestOffset}, between
  * two batches. Real-Time Mode refuses that source, and its tasks run for the whole real-time batch,
@@ -93,7 +93,8 @@ public final class ChannelBarrier {
                 Files.deleteIfExists(tmp);
             }
         } catch (IOException e) {
-            throw new UncheckedIOException("rescale channel " + dir + ": cannot write the barrier of epoch " + epoch, e);
+            throw new UncheckedIOException("rescale channel " + dir + ": cannot write the barrier of epoch " + epoch,
+                    e);
         }
     }
 
@@ -103,7 +104,8 @@ public final class ChannelBarrier {
         long deadline = System.currentTimeMillis() + WAIT_MS;
         while (!Files.exists(published)) {
             if (Files.exists(dir.resolve("abort"))) {
-                throw new IllegalStateException("rescale epoch " + epoch + ": the driver gave the run up at the barrier");
+                throw new IllegalStateException(
+                        "rescale epoch " + epoch + ": the driver gave the run up at the barrier");
             }
             if (System.currentTimeMillis() > deadline) {
                 throw new IllegalStateException("rescale epoch " + epoch, new TimeoutException(

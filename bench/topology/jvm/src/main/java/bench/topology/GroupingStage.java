@@ -177,8 +177,8 @@ public final class GroupingStage {
      * counts the loads, bench/topology/realtime.py).
      *
      * @param realTime the query runs in Real-Time Mode: STOP_THE_WORLD's switches, each due from the
-     *     query's first batch, or with {@code "channel": folder} in {@code rescale} a SHARED_STATE's,
-     *     read at each real-time batch's start ({@link ChannelBarrier}); {@code controls} are the
+     *     query's first batch, or with {@code "channel": folder} in {@code rescale} a SHARED_STATE's
+     *     or LEARNER's, read at each real-time batch's start ({@link ChannelBarrier}); {@code controls} are the
      *     state-transfer records
      * @throws IllegalArgumentException as {@link #apply(Dataset, String, int, String, String, String, Dataset)},
      *     and for a HANDOFF in Real-Time Mode

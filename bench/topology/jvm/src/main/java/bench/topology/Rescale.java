@@ -67,7 +67,8 @@ final class Rescale implements Serializable {
         }
         String channel = node.hasNonNull("channel") ? node.get("channel").asText() : null;
         if (channel != null && (!realTime || batches.length > 0 || handoff)) {
-            throw new IllegalArgumentException("a rescale channel's folder is for a real-time query's SHARED_STATE");
+            throw new IllegalArgumentException(
+                    "a rescale channel's folder is for a real-time query's SHARED_STATE or LEARNER");
         }
         return new Rescale(width, routings, batches, live || channel != null, handoff, channel);
     }
