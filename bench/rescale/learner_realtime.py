@@ -17,8 +17,7 @@ from dataclasses import dataclass
 from bench.rescale.learner import Learner
 from bench.rescale.shared_state_realtime import RealtimeSharedState
 from bench.topology import state_transfer
-from bench.topology.checkpoint_log import batch_ids, committed_offsets
-from producers.broker import end_offsets
+from bench.topology.checkpoint_log import batch_ids, has_read
 
 
 @dataclass
@@ -50,9 +49,7 @@ class RealtimeLearner(Learner, RealtimeSharedState):
     def _warmed_batch(self, index: int, entry: dict) -> int | None:
         """The last committed real-time batch, once one has read every record of `<run>.state` (the
         warm-up's included)."""
-        c = self.config
-        ends = end_offsets(c.bootstrap_servers, state_transfer.topic(c.run_id)) or {}
-        committed = committed_offsets(self.checkpoint, state_transfer.topic(c.run_id))
-        if not ends or any(committed.get(p, 0) < end for p, end in ends.items()):
+        topic = state_transfer.topic(self.config.run_id)
+        if not has_read(self.checkpoint, topic, self._ends(topic, index)):
             return None
         return batch_ids(self.checkpoint / "commits")[-1]

@@ -51,10 +51,19 @@ class SharedState(LiveRescaleDriver):
         if under_way is None:
             return
         index, entry = under_way
+        if entry["phase"] == "requested":
+            self._request(index)
+            hang_after("requested", index)
+        self._step(spark, observer, index, entry, log)
+
+    def _request(self, index: int) -> None:
+        """Ask the query for the barrier of event `index` (again, on every poll until it has one)."""
+        self.channel.request(self.switch_epoch(index))
+
+    def _step(self, spark, observer, index: int, entry: dict, log) -> None:
+        """The steps after the request that the query allows now (2. to 4.)."""
         epoch = self.switch_epoch(index)
         if entry["phase"] == "requested":
-            self.channel.request(epoch)
-            hang_after("requested", index)
             barrier_ms = self.channel.barrier_wall_ms(epoch)
             if barrier_ms is None:
                 return  # the query has not reached the barrier yet

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from bench.rescale.driver import elapsed_ms, hang_after
 from bench.rescale.shared_state import SharedState
 from bench.topology import state_transfer
-from bench.topology.checkpoint_log import batch_ids, committed_offsets
+from bench.topology.checkpoint_log import batch_ids, has_read
 from producers.broker import end_offsets
 
 
@@ -44,29 +44,31 @@ class RealtimeSharedState(SharedState):
 
     woken: set = field(default_factory=set)
     """The epochs whose wake record this attempt has written (`state_transfer.wake`)."""
+    ends_read: dict = field(default_factory=dict)
+    """(topic, event index) -> the topic's end offsets, as `_ends` read them."""
 
-    def advance(self, spark, observer, log) -> None:
-        """Take the next event one step further, as far as the query allows now (never blocks on it).
+    def _request(self, index: int) -> None:
+        """The request, and once per attempt a wake record: the routers read the request now.
+
+        Raises RuntimeError: the wake record was not acknowledged by Kafka."""
+        epoch = self.switch_epoch(index)
+        self.channel.request(epoch)
+        if epoch not in self.woken:
+            state_transfer.wake(self.config.bootstrap_servers, self.config.run_id, epoch)
+            self.woken.add(epoch)
+
+    def _step(self, spark, observer, index: int, entry: dict, log) -> None:
+        """The steps after the request that the query allows now (never blocks on it).
 
         Raises RuntimeError: a state-transfer record was not acknowledged by Kafka."""
-        under_way = self._under_way(observer)
-        if under_way is None:
-            return
-        index, entry = under_way
-        epoch = self.switch_epoch(index)
         if entry["phase"] == "requested":
-            self.channel.request(epoch)
-            if epoch not in self.woken:  # once per attempt: the routers read the request now
-                state_transfer.wake(self.config.bootstrap_servers, self.config.run_id, epoch)
-                self.woken.add(epoch)
-            hang_after("requested", index)
-            barrier = self.channel.barrier(epoch)
+            barrier = self.channel.barrier(self.switch_epoch(index))
             if barrier is None or self._committed() < barrier["switch_batch"] - 1:
                 return  # no router has claimed a batch yet, or the batch before it runs
             entry = self._savepoint_realtime(spark, index, barrier["switch_batch"], log)
             hang_after("savepoint", index)
         if entry["phase"] == "savepoint":
-            if not self._aggregator_caught_up():
+            if not self._aggregator_caught_up(index):
                 return
             entry = self._publish_realtime(index)
         # not the aggregator's switch batch too: with the input all read, none comes before the
@@ -101,12 +103,22 @@ class RealtimeSharedState(SharedState):
                                    partitions_after=c.partitions, steps=steps, **transfer_figures,
                                    **self._figures(move, before, after))
 
-    def _aggregator_caught_up(self) -> bool:
-        """Whether the aggregator has read every update on `<run>.partials` so far."""
+    def _aggregator_caught_up(self, index: int) -> bool:
+        """Whether the aggregator has read every update on `<run>.partials` that came before event
+        `index`'s barrier."""
         c = self.config
-        ends = end_offsets(c.bootstrap_servers, c.partials_topic) or {}
-        committed = committed_offsets(c.query_checkpoint, c.partials_topic)
-        return bool(ends) and all(committed.get(p, 0) >= end for p, end in ends.items())
+        return has_read(c.query_checkpoint, c.partials_topic, self._ends(c.partials_topic, index))
+
+    def _ends(self, topic: str, index: int) -> dict[int, int] | None:
+        """`topic`'s end offsets, read once per event (a Kafka consumer each): while the event waits
+        on them, the routers route nothing and the driver writes nothing more to it."""
+        key = (topic, index)
+        if key not in self.ends_read:
+            ends = end_offsets(self.config.bootstrap_servers, topic)
+            if not ends:
+                return None
+            self.ends_read[key] = ends
+        return self.ends_read[key]
 
     def _publish_realtime(self, index: int) -> dict:
         """3. The barrier and switch batches fixed on the aggregator's batches, then the epoch's

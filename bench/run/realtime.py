@@ -25,7 +25,7 @@ from bench.run.lifecycle import POLL_S, StreamRun
 from bench.run.preflight import RunError
 from bench.topology import realtime, state_transfer
 from bench.topology.audit import audit_input
-from bench.topology.checkpoint_log import committed_offsets
+from bench.topology.checkpoint_log import has_read
 from bench.topology.sink import DeadLetterSink, KafkaWriter
 from producers.broker import end_offsets
 
@@ -45,6 +45,8 @@ class RealtimeRun(StreamRun):
         self.end_sent = False
         self.waited = False
         self.state_wait_logged = False
+        self.transfer_ends: tuple[int, dict[int, int]] | None = None
+        """(events journalled, `<run>.state`'s end offsets then), for `_transfers_committed`."""
         self.rescale_waits_logged: set[int] = set()
 
     def open_session(self) -> None:
@@ -189,8 +191,7 @@ class RealtimeRun(StreamRun):
         for the batch under way to end."""
         if not self.config.worker_state:
             return True
-        committed = committed_offsets(self.config.state_checkpoint, self.config.topic)
-        if all(committed.get(p, 0) >= end for p, end in self.input_ends().items()) and self._transfers_committed():
+        if has_read(self.config.state_checkpoint, self.config.topic, self.input_ends()) and self._transfers_committed():
             return True
         if not self.state_wait_logged:
             self.log(f"the last windows are closed; waiting for the real-time batch to end and commit the workers' "
@@ -206,11 +207,13 @@ class RealtimeRun(StreamRun):
         if self.rescaler is None or not self.rescaler.journal.event(0):
             return True
         topic = state_transfer.topic(self.config.run_id)
-        ends = end_offsets(self.config.bootstrap_servers, topic)
-        if ends is None:
-            raise RunError(f"the state-transfer topic {topic!r} is gone from Kafka")
-        committed = committed_offsets(self.config.state_checkpoint, topic)
-        return all(committed.get(p, 0) >= end for p, end in ends.items())
+        events = len(self.rescaler.journal.events)
+        if self.transfer_ends is None or self.transfer_ends[0] != events:  # read again after a new event only
+            ends = end_offsets(self.config.bootstrap_servers, topic)
+            if ends is None:
+                raise RunError(f"the state-transfer topic {topic!r} is gone from Kafka")
+            self.transfer_ends = (events, ends)
+        return has_read(self.config.state_checkpoint, topic, self.transfer_ends[1])
 
     def _send_end_of_input(self) -> None:
         writer = KafkaWriter(self.config.bootstrap_servers)

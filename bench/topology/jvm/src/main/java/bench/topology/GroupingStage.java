@@ -267,6 +267,10 @@ public final class GroupingStage {
         private transient HashMap<Integer, Long> logged;
         private transient ValueState<Integer> epoch;
         private transient ValueState<byte[]> handoffState;
+        /** Real-Time Mode's live rescale: the batch-id property this task last read the channel in, and
+         * the switch due then (a tuple's call reads no folder and takes no lock while its batch lasts). */
+        private transient String channelBatch;
+        private transient int channelDue;
 
         Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock, Rescale rescale,
                boolean realTime) {
@@ -392,8 +396,13 @@ public final class GroupingStage {
          * rescale, at least {@code applied}); or the schedule's switch due by this micro-batch. */
         private int dueSwitch(int applied, List<JsonNode> controls) {
             if (rescale.channel != null) { // a control row (a wake, a transfer) reads the channel again
-                long batchId = Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY));
-                return Math.max(applied, ChannelBarrier.dueSwitch(rescale.channel, batchId, !controls.isEmpty()));
+                String batchId = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY);
+                boolean fresh = !controls.isEmpty();
+                if (fresh || !batchId.equals(channelBatch)) {
+                    channelDue = ChannelBarrier.dueSwitch(rescale.channel, Long.parseLong(batchId), fresh);
+                    channelBatch = batchId;
+                }
+                return Math.max(applied, channelDue);
             }
             if (rescale.live) {
                 return Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0)).max().orElse(0));
