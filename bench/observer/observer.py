@@ -260,7 +260,9 @@ class Observer:
             return max(self.batches, default=-1)
 
     def tick(self, now_ms: int | None = None) -> dict:
-        """Compute one row of figures, send it to the outputs, and rewrite metrics.parquet."""
+        """Compute one row of figures, rewrite metrics.parquet, and send the row to the outputs: the run
+        record first, so that an output never holds a tick that the record lacks (a driver killed
+        between the two; a resumed run writes the record's ticks to InfluxDB again)."""
         now_ms = int(time.time() * 1000) if now_ms is None else now_ms
         # Outside the lock: a folder walk and a call into the JVM must not hold up the batches' progress.
         sample = self.resources() if self.resources is not None else {}
@@ -269,17 +271,17 @@ class Observer:
             self.rows.append(row)
             rows = list(self.rows)
             self._fold()
-        for out in self.outputs:
-            try:
-                out(row)
-            except Exception as e:  # an output must never stop the run
-                self.output_errors.append(f"{type(e).__name__}: {e}")
         if self.record is not None:
             # The ticker thread and the driver loop both tick: one writer at a time, newest wins.
             with self._write_lock:
                 if len(rows) > self._rows_written:
                     self.record.write_metrics(pd.DataFrame(rows))
                     self._rows_written = len(rows)
+        for out in self.outputs:
+            try:
+                out(row)
+            except Exception as e:  # an output must never stop the run
+                self.output_errors.append(f"{type(e).__name__}: {e}")
         return row
 
     def _row(self, now_ms: int) -> dict:

@@ -14,6 +14,7 @@ import pytest
 from bench.__main__ import main as bench_main
 from bench.observer.influx import InfluxWriter
 from bench.observer.influx_schema import OBSERVER_FIELDS, WORKER_LOAD_FIELDS, row_points
+from bench.run.outputs import InfluxOutput
 
 T0 = 1_800_000_000_000
 INFLUX_TYPE = {int: "integer", float: "float", str: "string", bool: "boolean"}
@@ -150,3 +151,25 @@ def test_points_that_failed_are_backfilled_from_the_run_record_idempotently(stac
         assert len(points_of(stack, "observer", run_id)) == len(rows)
         assert len(points_of(stack, "worker_load", run_id)) == 2 * len(rows)
     assert bench_main(["influx", "backfill", "no-such-run", "--results-dir", str(tmp_path)]) == 2
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("resumed", [False, True])
+def test_a_resumed_run_writes_the_earlier_attempts_ticks_again(stack, resumed):
+    """A killed attempt's last ticks may never have left its writer's batch (make nemesis, seed 60:
+    one tick of a SIGKILLed driver missing from InfluxDB): a resumed run's first tick writes the run
+    record's earlier ticks again; a first attempt writes only its own."""
+    run_id = f"resumed-{resumed}"
+    tags = {"run_id": run_id, "grouping": "KEY", "dataset": "NYC_FLIGHTS", "workers": "2"}
+    earlier = [tick(i, as_int=False) for i in range(4)] if resumed else []
+    rows = earlier + [tick(len(earlier), as_int=False)]  # the observer's rows at this attempt's first tick
+    writer = InfluxWriter(stack.influx_url, stack.influx_database, tags, flush_interval_ms=100)
+    lines: list[str] = []
+    output = InfluxOutput(writer, stack.influx_url, lambda: rows, lines.append)
+    output(rows[-1])
+    rows.append(tick(len(rows), as_int=False))
+    output(rows[-1])  # once only: a later tick writes its own point
+    writer.close()
+    assert len(points_of(stack, "observer", run_id)) == len(rows)
+    assert lines == ([f"InfluxDB at {stack.influx_url}: {5 * 3:,} points of 5 ticks written again from the run "
+                      "record"] if resumed else [])
