@@ -101,7 +101,7 @@ fuzz: install
 
 chaos: install
 	BENCH_CHAOS=1 $(PY) -m pytest tests/chaos -v
-	BENCH_CHAOS=1 $(PY) -m pytest tests/topology/test_rescale_stop_the_world.py tests/topology/test_rescale_in_the_running_query.py tests/topology/test_realtime.py -v -k killed
+	BENCH_CHAOS=1 $(PY) -m pytest tests/topology/test_rescale_stop_the_world.py tests/topology/test_rescale_in_the_running_query.py tests/topology/test_realtime.py -v -k "killed or realtime-learner"
 
 # One long run under random faults from a seed (docs/faults.md, "make nemesis"): SEED= replays a
 # history, FAULTS= (default 20), MODE=, GROUPING= (default KEY_GROUP, one that rescales).

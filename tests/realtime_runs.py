@@ -18,7 +18,8 @@ many slots as its largest run needs and runs, one after the other:
   same in a `bench run` grandchild SIGKILLed in its first event (KILLED_RESCALE_PHASE), resumed here,
   `realtime-rescale-killed`; the same two by SHARED_STATE, `realtime-shared-state` and
   `realtime-shared-state-killed` (SIGKILLed while the routers wait at the first event's barrier;
-  `make chaos` only: KILLED); the same by LEARNER, `realtime-learner`.
+  `make chaos` only: KILLED); the same by LEARNER (`make chaos` only), `realtime-learner`, and by HANDOFF
+  (REALTIME_HANDOFF_BATCH units a round), `realtime-handoff`.
 
 The first test that uses the stack starts it (tests/conftest.py `realtime_child`, a
 `tests.child_runs.ChildRuns`), once the session's killed drivers have all been killed (six Spark
@@ -55,11 +56,24 @@ KILLED_RESCALE_PHASE = "savepoint"
 """Where the killed rescale runs' drivers are SIGKILLed (bench/rescale/stop_the_world_realtime.py:
 the real-time query stopped and every worker's state read; shared_state_realtime.py: the state read
 and moved to `<run>.state`, the routers waiting for the epoch)."""
-PROTOCOLS = {"rescale": "STOP_THE_WORLD", "shared-state": "SHARED_STATE", "learner": "LEARNER"}
+CHAOS = os.environ.get("BENCH_CHAOS") == "1"
+PROTOCOLS = {"rescale": "STOP_THE_WORLD", "shared-state": "SHARED_STATE", **({"learner": "LEARNER"} if CHAOS else {}),
+             "handoff": "HANDOFF"}
 """The rescale runs' names (`realtime-<name>`, and `realtime-<name>-killed` for KILLED) and protocols."""
-KILLED = ("rescale", "shared-state") if os.environ.get("BENCH_CHAOS") == "1" else ("rescale",)
+KILLED = ("rescale", "shared-state") if CHAOS else ("rescale",)
 """The rescale runs also killed and resumed: SHARED_STATE's with `make chaos` only, which keeps
-`make test` within its budget (LEARNER's switch is SHARED_STATE's, resumed alike)."""
+`make test` within its budget (LEARNER's switch is SHARED_STATE's, resumed alike). LEARNER's run
+too is `make chaos`'s only (PROTOCOLS)."""
+
+
+REALTIME_HANDOFF_BATCH = 32
+"""HANDOFF's units per round in the real-time run: a round takes a real-time batch (SHORT_BATCH_S), so
+4 -> 6 -> 5 hands its 95 and 46 moved key groups over in 4 and 3 steps, where the micro-batch tests'
+8 (tests/killing.py HANDOFF_BATCH) took 8 and 5."""
+
+
+def handoff_batch(protocol: str) -> dict:
+    return {"handoff_batch": REALTIME_HANDOFF_BATCH} if protocol == "HANDOFF" else {}
 
 
 def options(spec: dict, grouping: str, run_id: str, **extra):
@@ -166,7 +180,7 @@ def main(spec_path: str) -> int:
                                     worker_state=True, realtime_batch_s=SHORT_BATCH_S))
                     for g in GROUPINGS]
         rescaled = {name: prepare(options(spec, "KEY_GROUP", f"rt-{name}-{stamp}", own_topic=True,
-                                          **{**RESCALE, "protocol": protocol}))
+                                          **{**RESCALE, "protocol": protocol}, **handoff_batch(protocol)))
                     for name, protocol in PROTOCOLS.items()}
         slots = max(p.config.realtime_task_slots for p in (*recorded, *rescaled.values()))
         spark = build_session(f"local[{slots}]", spec["e2e"]["aggregators"])

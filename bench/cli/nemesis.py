@@ -24,7 +24,7 @@ def add_parsers(subparsers) -> None:
     )
     p.add_argument("--seed", type=int, help="the faults' seed (default: a random one, printed)")
     p.add_argument("--faults", type=int, default=20, help="faults, rescales included (default %(default)s)")
-    add_run_flag(p, "mode", also="realtime: its rescales by the protocols that mode runs (not HANDOFF)")
+    add_run_flag(p, "mode")
     add_run_flag(p, "grouping", default="KEY_GROUP", also="one that owns its keys, so that it rescales")
     add_run_flag(p, "dataset", default="US_FLIGHTS_3M")
     add_run_flag(p, "rate", default=1000.0)
@@ -46,7 +46,6 @@ def main(args) -> int:
     from bench.nemesis.plan import PROTOCOLS, plan_faults
     from bench.nemesis.processes import start_services
     from bench.nemesis.runner import NemesisRun, run_nemesis, write_record
-    from bench.run.preflight import REALTIME_PROTOCOLS
     from bench.results import record
     from bench.stack import StackConfig
 
@@ -56,8 +55,7 @@ def main(args) -> int:
         return 2
     span_s = 60.0 * args.minutes
     try:
-        protocols = PROTOCOLS if args.mode == "microbatch" else REALTIME_PROTOCOLS
-        plan = plan_faults(seed, args.faults, span_s, span_s, args.workers, protocols)
+        plan = plan_faults(seed, args.faults, span_s, span_s, args.workers, PROTOCOLS)
     except ValueError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2

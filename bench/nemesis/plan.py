@@ -94,8 +94,7 @@ def plan_faults(seed: int, faults: int, span_s: float, input_span_s: float, work
         span_s: the wall time the faults fall in, s after the run's start (LEAD_S, span_s).
         input_span_s: the input's span on its own clock, s: where a rescale can be due.
         workers: W, the run's workers: a rescale goes to W + 2 or W - 2 workers, the next one back.
-        protocols: the rescale protocols the run's protocol is drawn from (the real-time mode's:
-            `bench.run.preflight.REALTIME_PROTOCOLS`; none: no rescale).
+        protocols: the rescale protocols the run's protocol is drawn from (none: no rescale).
 
     Returns: the plan; with rescales, between 1 and MAX_RESCALES of the `faults` are rescale events
         and the rest process faults, each target and action drawn uniformly, hold times from HOLD_S.

@@ -17,6 +17,7 @@ from pathlib import Path
 from bench.rescale.journal import Journal
 from bench.rescale.kafka_clock import first_timestamp
 from bench.rescale.plan import routing_at
+from bench.topology import state_transfer
 from bench.topology.checkpoint_log import batch_ids
 from bench.topology.config import TopologyConfig
 from bench.topology.rescale_channel import Channel
@@ -158,6 +159,13 @@ class LiveRescaleDriver(RescaleDriver):
     @property
     def channel(self):
         return Channel(self.config.rescale_channel_dir)
+
+    def _records(self, epoch: int, extracts: dict, installs: dict) -> list[tuple[str, str]]:
+        """`state_transfer.records` of an epoch; in real-time mode each names its slot's worker, to
+        which the real-time query routes it (`GroupingStage.OUTPUT`)."""
+        c = self.config
+        slot_workers = {s: w for w, s in enumerate(slot_table(c.worker_space, c.partitions))} if c.realtime else None
+        return state_transfer.records(epoch, extracts, installs, slot_workers)
 
     def read_state(self, spark, batch_id: int | None = None):
         """Every worker's entries at the last committed batch, or at committed batch `batch_id`

@@ -36,7 +36,6 @@ from bench.rescale import plan as move_plan
 from bench.rescale.driver import LiveRescaleDriver, batch_ids, elapsed_ms, hang_after
 from bench.rescale.learner import batch_reading
 from bench.rescale.ownership import PartialRouting
-from bench.topology import state_transfer
 from groupings.rescaling import handoff_rounds as rounds_of
 
 HANDOFF_MIN_WATERMARK_DELAY_S = 30
@@ -71,22 +70,37 @@ class Handoff(LiveRescaleDriver):
             if not self.due(observer):
                 return
             entry = self._scaleup(spark, index, observer, log)
-        rounds, first = entry["rounds"], entry["first_epoch"]
+        rounds = entry["rounds"]
         while entry["published_steps"] <= len(rounds):
             step = entry["published_steps"]
             hold_batch = None
             if step > 0:
-                hold_batch = batch_reading(self.checkpoint, first + step - 1, entry["scaleup_batch"])
+                hold_batch = self._hold_batch(entry, step - 1)
                 if hold_batch is None:
                     return  # the batch that held round step - 1 has not committed yet
             self._publish(spark, index, step, hold_batch, log)
             entry = self.journal.event(index)
-        done = batch_reading(self.checkpoint, first + len(rounds), entry["scaleup_batch"])
+        done = self._done(index, entry)
         if done is not None:
-            steps = [batch_reading(self.checkpoint, first + j, entry["scaleup_batch"]) for j in range(len(rounds) + 1)]
-            self.journal.record(index, phase="done", switch_batch=done, step_batches=steps)
             log(f"rescale {self.events[index].label()} (HANDOFF): {len(rounds)} rounds, the new routing in force "
-                f"from batch {done}")
+                f"from batch {done['switch_batch']}")
+
+    def _barrier_batch(self, scaleup_batch: int) -> int:
+        """The event's barrier batch in the observer's batches: the scale-up's."""
+        return scaleup_batch
+
+    def _hold_batch(self, entry: dict, step: int) -> int | None:
+        """The committed batch at which the old owners' state of round `step`'s units is final: the
+        batch that read step `step` (its hold); None before it has committed."""
+        return batch_reading(self.checkpoint, entry["first_epoch"] + step, entry["scaleup_batch"])
+
+    def _done(self, index: int, entry: dict) -> dict | None:
+        """The event journalled done once the batch that read its last step (the last whitelist) has
+        committed, with that batch as its switch batch; None before."""
+        done = batch_reading(self.checkpoint, entry["first_epoch"] + len(entry["rounds"]), entry["scaleup_batch"])
+        if done is None:
+            return None
+        return self.journal.record(index, phase="done", switch_batch=done, step_batches=self._step_batches(entry))
 
     def _routings(self, index: int):
         c = self.config
@@ -111,7 +125,8 @@ class Handoff(LiveRescaleDriver):
         self.journal.record(
             index, event=event.label(), at_ms=event.at_ms, target=event.target, phase="scaleup",
             started_ms=self.started_ms(observer), requested_wall_ms=start_wall_ms, stop_wall_ms=start_wall_ms,
-            scaleup_batch=scaleup_batch, barrier_batch=scaleup_batch, first_epoch=self.first_epoch(index),
+            scaleup_batch=scaleup_batch, barrier_batch=self._barrier_batch(scaleup_batch),
+            first_epoch=self.first_epoch(index),
             rounds=rounds, published_steps=0, handoff_batch=self.batch,
             protocol=self.PROTOCOL, routing=c.grouping,
             workers_before=len(before.workers), workers_after=len(after.workers),
@@ -143,7 +158,7 @@ class Handoff(LiveRescaleDriver):
             units = rounds[step - 1]
             t = time.monotonic()
             move = self._move(spark, index, units, hold_batch)
-            records = state_transfer.records(epoch, move.extracts, move.installs)
+            records = self._records(epoch, move.extracts, move.installs)
             entries = sum(len(v) for v in move.installs.values())
             figures = {"moved_keys": entry["moved_keys"] + entries,
                        "state_entries_moved": entry["state_entries_moved"] + entries,
@@ -152,9 +167,13 @@ class Handoff(LiveRescaleDriver):
                        "steps": {**entry["steps"], "state_read_ms": entry["steps"]["state_read_ms"] + [elapsed_ms(t)]}}
             control = {"whitelist": units, "hold": nxt}
             switch = None
-        self.channel.publish(epoch, records, switch=switch, handoff=control)
+        self._deliver(epoch, records, switch, control)
         self.journal.record(index, phase="handing_over", published_steps=step + 1, **figures)
         hang_after("handing_over", index)
+
+    def _deliver(self, epoch: int, records: list, switch: tuple | None, control: dict) -> None:
+        """Step `epoch` into the rescale channel: the query's next batch reads it, transfers and all."""
+        self.channel.publish(epoch, records, switch=switch, handoff=control)
 
     def _move(self, spark, index: int, units: list[int], hold_batch: int) -> move_plan.Move:
         """The state of `units` at their old owners at `hold_batch` (final: held since), to their new

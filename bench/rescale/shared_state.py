@@ -30,8 +30,6 @@ from dataclasses import dataclass
 
 from bench.rescale import plan as move_plan
 from bench.rescale.driver import LiveRescaleDriver, batch_ids, elapsed_ms, hang_after
-from bench.topology import state_transfer
-from bench.topology.state_layout import slot_table
 
 
 @dataclass
@@ -116,13 +114,6 @@ class SharedState(LiveRescaleDriver):
         """The switch epoch's transfer records and their figures: every moved entry."""
         return (self._records(epoch, move.extracts, move.installs),
                 {"transfer_records": sum(len(v) for v in move.installs.values())})
-
-    def _records(self, epoch: int, extracts: dict, installs: dict) -> list[tuple[str, str]]:
-        """`state_transfer.records` of an epoch; in real-time mode each names its slot's worker, to
-        which the real-time query routes it (`GroupingStage.OUTPUT`)."""
-        c = self.config
-        slot_workers = {s: w for w, s in enumerate(slot_table(c.worker_space, c.partitions))} if c.realtime else None
-        return state_transfer.records(epoch, extracts, installs, slot_workers)
 
     def _move(self, spark, index: int, epoch: int) -> tuple[list, dict, float]:
         """Read the committed state and plan the move of event `index`: the channel's transfer

@@ -156,19 +156,6 @@ REALTIME_REFUSES_PYTHON = ("the Python grouping stage (transformWithStateInPanda
                            "checkpointLocation=... and batchId=0\" (PySpark 4.3.0)")
 """What Spark does with the Python grouping stage in Real-Time Mode (measured 2026-11-29; docs/topology.md,
 "Two execution modes")."""
-REALTIME_REFUSES_CHANNEL = ("a real-time query over the rescale channel fails with \"[STREAMING_REAL_TIME_MODE."
-                            "INPUT_STREAM_NOT_SUPPORTED] ... The input stream org.apache.spark.sql.execution."
-                            "datasources.v2.python.PythonMicroBatchStreamWithAdmissionControl is not supported in "
-                            "Real-time Mode\" (PySpark 4.3.0)")
-"""What Spark does with the live protocols' rescale channel, a Python streaming source, in Real-Time Mode
-(measured 2026-12-06; docs/rescaling.md, "STOP_THE_WORLD in real-time mode")."""
-
-
-REALTIME_PROTOCOLS = ("STOP_THE_WORLD", "SHARED_STATE", "LEARNER")
-"""The rescale protocols real-time mode runs (docs/rescaling.md, "STOP_THE_WORLD in real-time mode",
-"SHARED_STATE in real-time mode", "LEARNER in real-time mode")."""
-
-
 def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) -> None:
     """RunError for what a real-time run cannot do exactly (docs/topology.md, "Two execution modes")."""
     if config.data_plane != "jvm":
@@ -177,10 +164,6 @@ def _check_realtime(config: TopologyConfig, options: RunOptions, master: str) ->
                        f"(the Java groupings: {', '.join(jvm_stage.JVM_GROUPINGS)}, with the integer parameters "
                        f"{jvm_stage.JVM_PARAMETERS}); in Real-Time Mode {REALTIME_REFUSES_PYTHON}. "
                        "Use --mode microbatch")
-    if config.rescale_protocol and config.rescale_protocol not in REALTIME_PROTOCOLS:
-        raise RunError(f"real-time mode rescales by {', '.join(REALTIME_PROTOCOLS)} only, not yet by "
-                       f"{config.rescale_protocol}: its steps reach the running query through the rescale channel, "
-                       f"and {REALTIME_REFUSES_CHANNEL}; use --mode microbatch")
     if config.grouping_clock != "kafka":
         raise RunError("real-time mode needs --grouping-clock kafka: a real-time batch run again after a failure "
                        "must route every tuple as it did the first time, and wall time would route it anew")

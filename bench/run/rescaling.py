@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from bench.rescale.figures import rescale_spans, write_influx
 from bench.rescale.handoff import Handoff
+from bench.rescale.handoff_realtime import RealtimeHandoff
 from bench.rescale.journal import HANDOFF_PHASES, LEARNER_PHASES, SHARED_STATE_PHASES, Journal
 from bench.rescale.learner import Learner
 from bench.rescale.learner_realtime import RealtimeLearner
@@ -23,14 +24,16 @@ def rescaler_for(config: TopologyConfig, options: RunOptions, log=print):
     """The driver of `options.rescale`'s schedule under `config.rescale_protocol`: StopTheWorld (the
     query stops for each event; RealtimeStopTheWorld in real-time mode), or a live protocol's driver
     (SHARED_STATE, LEARNER, HANDOFF: the query reads the rescale channel, reopened here for this
-    attempt; RealtimeSharedState and RealtimeLearner in real-time mode, whose routers read it)."""
+    attempt; RealtimeSharedState, RealtimeLearner and RealtimeHandoff in real-time mode, whose routers
+    read it)."""
     events = parse_schedule(options.rescale)
     if config.realtime and not config.live_rescale:
         return RealtimeStopTheWorld(config, events, Journal(config.results_dir))
     if not config.live_rescale:
         return StopTheWorld(config, events, Journal(config.results_dir))
     if config.rescale_protocol == "HANDOFF":
-        rescaler = Handoff(config, events, Journal(config.results_dir, HANDOFF_PHASES), batch=options.handoff_batch)
+        kind = RealtimeHandoff if config.realtime else Handoff
+        rescaler = kind(config, events, Journal(config.results_dir, HANDOFF_PHASES), batch=options.handoff_batch)
         if config.watermark_delay_s != options.watermark_delay_s:
             log(f"HANDOFF: watermark delay {options.watermark_delay_s} s -> {config.watermark_delay_s} s (held tuples "
                 "keep their event time; docs/rescaling.md, \"HANDOFF on Spark\")")

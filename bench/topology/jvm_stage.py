@@ -70,8 +70,8 @@ def rescale_spec(routings: tuple, switches: tuple, width: int, handoff: bool = F
     each event of the schedule (`TopologyConfig.rescale_routings`), the switch batches of
     STOP_THE_WORLD's `switches` so far ((switch batch, target), in order), the routing summaries'
     width M, `handoff` for a HANDOFF (its routers keep the hand-off's state, `Handoff.java`), and
-    for a real-time query's SHARED_STATE or LEARNER the rescale channel's folder, whose barrier its
-    routers keep (`ChannelBarrier.java`). `{}` for a run without a rescale."""
+    for a real-time query's SHARED_STATE, LEARNER or HANDOFF the rescale channel's folder, whose
+    barrier its routers keep (`ChannelBarrier.java`). `{}` for a run without a rescale."""
     if not routings:
         return "{}"
     spec = {"width": width, "routings": list(routings), "switch_batches": [int(b) for b, _ in switches],

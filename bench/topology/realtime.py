@@ -88,6 +88,7 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
     PARTIAL_SCHEMA's columns."""
     tuples = splitter.split(spout.read_kafka(spark, config), config, splitter_sql)
     rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space,
+                                     handoff=config.rescale_protocol == "HANDOFF",
                                      channel=config.rescale_channel_dir if config.live_rescale else None)
     transfers = None
     if config.transfers:

@@ -12,9 +12,10 @@ reach its new owner first are kept):
 - `{"epoch": e, "slot": s, "chunk": c, "extract": [key, ...]}`: the old owner drops the keys' entries;
 - `{"epoch": e, "slot": s, "chunk": c, "install": [[key, count, sum, first_ts_ms, last_ts_ms], ...]}`:
   the new owner merges them into its entries (it has none for a key that moves to it);
-- `{"epoch": e, "slot": -2, "wake": true}` (a real-time query's SHARED_STATE): for the routers, which
-  read the rescale channel when it comes (`ChannelBarrier.java`), so that an epoch requested while no
-  tuple flows gets its barrier; the grouping stage passes it on to no worker.
+- `{"epoch": e, "slot": -2, "wake": true, "splitter": i}` (a real-time query's live rescale): for
+  splitter instance i's router, which reads the rescale channel when it comes (`ChannelBarrier.java`),
+  so that an epoch requested or a HANDOFF step published while no tuple flows gets its barrier, and a
+  HANDOFF's held tuples are released at every router; the grouping stage passes it on to no worker.
 
 Each slot keeps the ids (`<epoch>|<kind>|<chunk>`) of the records it applied
 (`transfers_applied`): a record applied already is ignored, so records written twice (a driver
@@ -97,17 +98,19 @@ def write(bootstrap_servers: str, run_id: str, recs: Sequence[tuple[str, str]], 
         raise RuntimeError(f"state transfer to {topic(run_id)}: the marker of epoch {epoch} was not acknowledged")
 
 
-def wake(bootstrap_servers: str, run_id: str, epoch: int, timeout_s: float = 30.0) -> None:
-    """Write a wake record for epoch `epoch` (module text).
+def wake(bootstrap_servers: str, run_id: str, epoch: int, splitters: int = 1, timeout_s: float = 30.0) -> None:
+    """Write the wake records of epoch `epoch` (module text): one for each of splitter instances 0
+    to `splitters` - 1.
 
-    Raises: RuntimeError: it was not acknowledged within `timeout_s`."""
+    Raises: RuntimeError: they were not acknowledged within `timeout_s`."""
     from confluent_kafka import Producer  # deferred: as in `write`
 
     producer = Producer({"bootstrap.servers": bootstrap_servers, "enable.idempotence": True})
-    producer.produce(topic(run_id), key=f"{epoch}|wake".encode(), partition=0,
-                     value=json.dumps({"epoch": epoch, "slot": WAKE_SLOT, "wake": True}).encode())
+    for splitter in range(splitters):
+        producer.produce(topic(run_id), key=f"{epoch}|wake".encode(), partition=0, value=json.dumps(
+            {"epoch": epoch, "slot": WAKE_SLOT, "wake": True, "splitter": splitter}).encode())
     if producer.flush(timeout_s):
-        raise RuntimeError(f"{topic(run_id)}: the wake record of epoch {epoch} was not acknowledged")
+        raise RuntimeError(f"{topic(run_id)}: the wake records of epoch {epoch} were not acknowledged")
 
 
 def written_epochs(bootstrap_servers: str, run_id: str, timeout_s: float = 10.0) -> set[int]:
@@ -156,13 +159,15 @@ def read(spark, bootstrap_servers: str, run_id: str, input_schema: T.StructType)
 def read_controls(spark, bootstrap_servers: str, run_id: str, control_schema: T.StructType, column: str,
                   consumer_options: dict[str, str]) -> DataFrame:
     """The channel as control rows of the grouping stage (`control_schema`, `jvm_stage.control_schema`:
-    splitter 0, `partition` -1, the record in `column`), which a real-time query's grouping stage
-    passes on to the worker-state operator (`GroupingStage.OUTPUT`), save the wake records."""
+    splitter 0 or a wake record's own, `partition` -1, the record in `column`), which a real-time
+    query's grouping stage passes on to the worker-state operator (`GroupingStage.OUTPUT`), save the
+    wake records."""
     raw = (spark.readStream.format("kafka").option("kafka.bootstrap.servers", bootstrap_servers)
            .option("subscribe", topic(run_id)).option("startingOffsets", "earliest")
            .options(**consumer_options).load())
     value = F.col("value").cast("string")
-    columns = control_columns(control_schema, splitter=F.lit(0), partition=F.lit(-1).cast("int"), **{column: value})
+    splitter = F.coalesce(F.get_json_object(value, "$.splitter").cast("int"), F.lit(0))
+    columns = control_columns(control_schema, splitter=splitter, partition=F.lit(-1).cast("int"), **{column: value})
     return raw.where(F.get_json_object(value, "$.slot").cast("int") != -1).select(*columns)  # not the markers
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import pytest
 
 from bench.nemesis.plan import ACTIONS, HOLD_S, LEAD_S, MAX_RESCALES, TARGETS, plan_faults
-from bench.run.preflight import REALTIME_PROTOCOLS
 from groupings.rescaling import parse_schedule
 
 
@@ -36,12 +35,10 @@ def test_the_rescale_schedule_is_one_the_run_takes(seed):
     assert sizes[0] in (8, 12) and sizes[1:] in ([], [10])  # out or in, then back
 
 
-def test_without_protocols_no_rescale_is_drawn_and_real_time_mode_draws_its_own():
+def test_without_protocols_no_rescale_is_drawn():
     plan = plan_faults(5, 20, 900.0, 900.0, 10, protocols=())
     assert not plan.rescales and plan.protocol is None and plan.schedule() is None
     assert len(plan.process_faults) == 20
-    assert {plan_faults(seed, 20, 900.0, 900.0, 10, REALTIME_PROTOCOLS).protocol for seed in range(20)} == \
-        set(REALTIME_PROTOCOLS) == {"STOP_THE_WORLD", "SHARED_STATE", "LEARNER"}
 
 
 @pytest.mark.parametrize("args, message", [

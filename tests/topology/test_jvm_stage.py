@@ -260,9 +260,10 @@ def test_a_routing_the_grouping_cannot_install_is_refused_before_the_query(spark
 
 
 def test_the_routers_of_a_real_time_query_keep_the_rescale_channels_barrier(spark, tmp_path):
-    """ChannelBarrier.java (SHARED_STATE in real-time mode): a request is claimed for the batch after
-    the first call's, a claim made first holds, a batch at or after its switch batch routes by the
-    published switch, and a barrier whose epoch the driver gave up fails the call."""
+    """ChannelBarrier.java (SHARED_STATE, LEARNER and HANDOFF in real-time mode): a request is claimed
+    for the batch after the first call's, a claim made first holds, a batch at or after its switch
+    batch routes by the published switch, a HANDOFF's step published without a request is claimed
+    only in a HANDOFF, and a barrier whose epoch the driver gave up fails the call."""
     from py4j.protocol import Py4JJavaError
 
     from bench.topology.rescale_channel import Channel
@@ -270,19 +271,32 @@ def test_the_routers_of_a_real_time_query_keep_the_rescale_channels_barrier(spar
     barrier = spark.sparkContext._jvm.bench.topology.ChannelBarrier
     channel = Channel(tmp_path / "channel")
     folder = str(channel.folder)
-    assert barrier.dueSwitch(folder, 3, False) == 0
+
+    def due(batch: int, fresh: bool, handoff: bool = False) -> int:
+        return barrier.due(folder, batch, fresh, handoff).switchNo()
+
+    assert due(3, False) == 0
     channel.request(1)
-    assert barrier.dueSwitch(folder, 3, False) == 0  # kept for batch 3: read again at batch 4's first call
+    assert due(3, False) == 0  # kept for batch 3: read again at batch 4's first call
     assert channel.barrier(1) is None
-    assert barrier.dueSwitch(folder, 3, True) == 0  # a control row (the driver's wake) reads it now
+    assert due(3, True) == 0  # a control row (the driver's wake) reads it now
     assert channel.barrier(1)["switch_batch"] == 4 and channel.barrier_wall_ms(1) > 0
     channel.publish(1, [], switch=(1, {"owners": [0]}))
-    assert barrier.dueSwitch(folder, 4, False) == 1
+    assert due(4, False) == 1
     (channel.folder / "barrier-2.json").write_text(json.dumps({"wall_ms": 1, "switch_batch": 9}))
     channel.request(2)
-    assert barrier.dueSwitch(folder, 5, False) == 1
+    assert due(5, False) == 1
     assert channel.barrier(2)["switch_batch"] == 9  # the first claim holds
+
+    steps = Channel(tmp_path / "steps")
+    steps.publish(1, [], switch=(1, {"owners": [0]}), handoff={"pending": {"3": 0}, "hold": [3]})
+    assert barrier.due(str(steps.folder), 6, True, False).steps().size() == 0 and steps.barrier(1) is None
+    assert barrier.due(str(steps.folder), 6, True, True).steps().size() == 0  # claimed for batch 7
+    assert steps.barrier(1)["switch_batch"] == 7
+    applied = barrier.due(str(steps.folder), 7, False, True)
+    assert applied.switchNo() == 1 and [json.loads(s.toString())["handoff"]["hold"] for s in applied.steps()] == [[3]]
+
     channel.abort()
     with pytest.raises(Py4JJavaError, match="gave the run up at the barrier"):
-        barrier.dueSwitch(folder, 9, False)
+        due(9, False)
     assert not list(channel.folder.glob(".barrier-*"))

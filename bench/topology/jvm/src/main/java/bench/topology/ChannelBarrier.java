@@ -16,9 +16,9 @@ import java.util.concurrent.TimeoutException;
 import java.util.stream.Stream;
 
 /**
- * The rescale channel's barrier as the routers of a real-time query keep it (SHARED_STATE and
- * LEARNER in Real-Time Mode; bench/topology/rescale_channel.py has the folder's files,
- * docs/rescaling.md "SHARED_STATE in real-time mode" the protocol).
+ * The rescale channel's barrier as the routers of a real-time query keep it (SHARED_STATE, LEARNER
+ * and HANDOFF in Real-Time Mode; bench/topology/rescale_channel.py has the folder's files,
+ * docs/rescaling.md "SHARED_STATE in real-time mode" and "HANDOFF in real-time mode" the protocols).
  *
  * <p>A micro-batch query waits at a barrier in its channel source's {@code latestOffset}, between
  * two batches. Real-Time Mode refuses that source, and its tasks run for the whole real-time batch,
@@ -29,9 +29,11 @@ import java.util.stream.Stream;
  * the driver has published the epoch ({@code epoch-<e>.jsonl}) and routes by its switch. A claim
  * for the next batch, never the current one, keeps a batch under one routing: a router of the
  * current batch may have routed before the request was written. The driver reads the workers'
- * state of batch X once it commits, while batch X + 1 waits.
+ * state of batch X once it commits, while batch X + 1 waits. A HANDOFF's steps are published
+ * without a request: the first router call that finds one claims batch X + 1 for it, and no router
+ * waits, since the step is there already.
  *
- * <p>The due switch is kept per (folder, batch) in the JVM, so the files are read at the first call
+ * <p>What is due is kept per (folder, batch) in the JVM, so the files are read at the first call
  * of each batch, and again at a call with control rows: the driver writes a wake record to the
  * state-transfer topic after each request (bench/topology/state_transfer.py), so an epoch requested
  * while no tuple flows, or after every router's first call of the batch, is claimed at once. A batch
@@ -40,38 +42,61 @@ import java.util.stream.Stream;
 public final class ChannelBarrier {
     /** How long a router waits for the driver to publish an epoch, ms (the channel source's {@code WAIT_S}). */
     static final long WAIT_MS = 900_000L;
-    private static final Map<String, long[]> DUE = new HashMap<>();
+    private static final Map<String, Due> DUE = new HashMap<>();
 
     private ChannelBarrier() {}
 
     /**
-     * The switch the routers of real-time batch {@code batchId} route by: the highest of the epochs
-     * whose switch batch is at or below it (0 for none), once all are published.
+     * What the routers of one real-time batch route by: the highest switch of the epochs due by it
+     * ({@code switchNo}, 0 for none) and the router records ({@code slot} -1) of those epochs that
+     * carry a HANDOFF step ({@code steps}, in epoch order).
+     */
+    record Due(long batchId, int switchNo, List<JsonNode> steps) {}
+
+    /**
+     * The epochs due by real-time batch {@code batchId}: those whose switch batch is at or below
+     * it, once all are published.
      *
      * @param folder the rescale channel's folder (TopologyConfig.rescale_channel_dir)
      * @param fresh read the folder again even if this batch has read it (a call with control rows:
      *     the driver's wake record, which follows a request, or the transfers of an epoch)
+     * @param handoff the rescale is a HANDOFF: its steps are published without a request, and a
+     *     published epoch with no barrier is claimed for batch X + 1 as a requested one is (one
+     *     batch, every router's, applies each step); otherwise a published epoch without a barrier
+     *     (LEARNER's warm-up) is no router's business
      * @throws IllegalStateException the driver gave the run up ({@code abort}) or published nothing
      *     within {@link #WAIT_MS} of the barrier
      * @throws UncheckedIOException the folder cannot be read or a barrier written
      */
-    public static synchronized int dueSwitch(String folder, long batchId, boolean fresh) {
-        long[] cached = DUE.get(folder);
-        if (!fresh && cached != null && cached[0] == batchId) {
-            return (int) cached[1];
+    public static synchronized Due due(String folder, long batchId, boolean fresh, boolean handoff) {
+        Due cached = DUE.get(folder);
+        if (!fresh && cached != null && cached.batchId() == batchId) {
+            return cached;
         }
         Path dir = Paths.get(folder);
         for (int epoch : epochs(dir, "request")) {
             claim(dir, epoch, batchId + 1);
         }
-        int due = 0;
+        if (handoff) {
+            for (int epoch : epochs(dir, "epoch")) {
+                claim(dir, epoch, batchId + 1);
+            }
+        }
+        int switchNo = 0;
+        List<JsonNode> steps = new ArrayList<>();
         for (int epoch : epochs(dir, "barrier")) {
             JsonNode barrier = read(dir.resolve("barrier-" + epoch + ".json"));
             if (barrier.path("switch_batch").asLong(Long.MAX_VALUE) <= batchId) {
-                due = Math.max(due, awaitSwitch(dir, epoch));
+                for (JsonNode record : await(dir, epoch)) {
+                    switchNo = Math.max(switchNo, record.path("switch").asInt(0));
+                    if (record.has(Handoff.CONTROL_KEY)) {
+                        steps.add(record);
+                    }
+                }
             }
         }
-        DUE.put(folder, new long[] {batchId, due});
+        Due due = new Due(batchId, switchNo, List.copyOf(steps));
+        DUE.put(folder, due);
         return due;
     }
 
@@ -98,8 +123,8 @@ public final class ChannelBarrier {
         }
     }
 
-    /** The switch of published epoch {@code epoch}, waiting for its publication. */
-    private static int awaitSwitch(Path dir, int epoch) {
+    /** The router records ({@code slot} -1) of published epoch {@code epoch}, waiting for its publication. */
+    private static List<JsonNode> await(Path dir, int epoch) {
         Path published = dir.resolve("epoch-" + epoch + ".jsonl");
         long deadline = System.currentTimeMillis() + WAIT_MS;
         while (!Files.exists(published)) {
@@ -120,7 +145,7 @@ public final class ChannelBarrier {
         }
         try (Stream<String> lines = Files.lines(published, StandardCharsets.UTF_8)) {
             return lines.filter(line -> !line.isBlank()).map(ChannelBarrier::parse)
-                    .mapToInt(record -> record.path("switch").asInt(0)).max().orElse(0);
+                    .filter(record -> record.path("slot").asInt(0) == -1).toList();
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         }

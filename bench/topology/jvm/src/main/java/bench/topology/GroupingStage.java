@@ -268,9 +268,12 @@ public final class GroupingStage {
         private transient ValueState<Integer> epoch;
         private transient ValueState<byte[]> handoffState;
         /** Real-Time Mode's live rescale: the batch-id property this task last read the channel in, and
-         * the switch due then (a tuple's call reads no folder and takes no lock while its batch lasts). */
+         * what was due then (a tuple's call reads no folder and takes no lock while its batch lasts). */
         private transient String channelBatch;
-        private transient int channelDue;
+        private transient ChannelBarrier.Due channelDue;
+        /** Real-Time Mode's HANDOFF: this task's parts of the hand-off, by splitter, as {@link #handoffState}
+         * holds them (a tuple's call deserializes nothing). */
+        private transient HashMap<Integer, Handoff> handoffs;
 
         Router(String grouping, HashMap<String, Long> params, int workers, boolean kafkaClock, Rescale rescale,
                boolean realTime) {
@@ -296,6 +299,7 @@ public final class GroupingStage {
             }
             if (rescale.handoff) {
                 handoffState = getHandle().getValueState("handoff", Encoders.BINARY(), TTLConfig.NONE());
+                handoffs = realTime ? new HashMap<>() : null;
             }
         }
 
@@ -324,7 +328,8 @@ public final class GroupingStage {
                     epoch.update(due); // an instance with no tuple yet starts with this routing
                 }
             }
-            Handoff handoff = rescale.handoff ? handoff(controls) : null;
+            Handoff handoff = rescale.handoff
+                    ? handoff(splitter, rescale.channel != null ? channelDue.steps() : controls) : null;
             List<Row> forwarded = realTime ? forwarded(controls, timerValues) : new ArrayList<>();
             // an instance that exists installs a due switch even in a call without tuples: the epoch
             // now says it has
@@ -399,10 +404,10 @@ public final class GroupingStage {
                 String batchId = TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY);
                 boolean fresh = !controls.isEmpty();
                 if (fresh || !batchId.equals(channelBatch)) {
-                    channelDue = ChannelBarrier.dueSwitch(rescale.channel, Long.parseLong(batchId), fresh);
+                    channelDue = ChannelBarrier.due(rescale.channel, Long.parseLong(batchId), fresh, rescale.handoff);
                     channelBatch = batchId;
                 }
-                return Math.max(applied, channelDue);
+                return Math.max(applied, channelDue.switchNo());
             }
             if (rescale.live) {
                 return Math.max(applied, controls.stream().mapToInt(c -> c.path("switch").asInt(0)).max().orElse(0));
@@ -466,10 +471,16 @@ public final class GroupingStage {
             changelog.clear();
         }
 
-        /** This instance's part of a hand-off with the HANDOFF steps of {@code controls} applied in
-         * epoch order, and stored when one was new. */
-        private Handoff handoff(List<JsonNode> controls) {
-            Handoff handoff = handoffState.exists() ? (Handoff) restore(handoffState.get()) : new Handoff();
+        /** Splitter {@code splitter}'s part of a hand-off with the HANDOFF steps of {@code controls} (the
+         * channel's due steps, in Real-Time Mode) applied in epoch order, and stored when one was new. */
+        private Handoff handoff(Integer splitter, List<JsonNode> controls) {
+            Handoff handoff = handoffs != null ? handoffs.get(splitter) : null;
+            if (handoff == null) {
+                handoff = handoffState.exists() ? (Handoff) restore(handoffState.get()) : new Handoff();
+            }
+            if (realTime) {
+                handoffs.put(splitter, handoff);
+            }
             boolean changed = false;
             List<JsonNode> steps = new ArrayList<>(controls.stream().filter(c -> c.has(Handoff.CONTROL_KEY)).toList());
             steps.sort(Comparator.comparingLong(c -> c.path("epoch").asLong()));
@@ -499,13 +510,19 @@ public final class GroupingStage {
             long batchId = Long.parseLong(TaskContext.get().getLocalProperty(BATCH_ID_PROPERTY));
             Handoff.Routed routed = handoff.route(grouping, keys, counts, eventTs, now, batchId,
                     timerValues.getCurrentWatermarkInMs());
-            handoffState.update(save(handoff));
+            if (routed.changed()) {
+                handoffState.update(save(handoff));
+            }
             List<Row> out = new ArrayList<>(routed.tuples().size());
             for (Handoff.Sent t : routed.tuples()) {
-                summary.add(t.worker(), t.key(), t.count());
+                if (summary != null) {
+                    summary.add(t.worker(), t.key(), t.count());
+                }
                 out.add(RowFactory.create(t.eventTs(), t.key(), t.count(), t.worker(), null));
             }
-            summary.released(routed.released());
+            if (summary != null) {
+                summary.released(routed.released());
+            }
             return out;
         }
 

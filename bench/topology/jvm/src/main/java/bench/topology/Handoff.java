@@ -45,8 +45,9 @@ final class Handoff implements Serializable {
 
     /** One batch as the router sends it: the released kept tuples first (arrival order), then the
      * batch's tuples that were not held, in routing order; {@code released}: hold batch -> tuples
-     * of it sent now, ascending. */
-    record Routed(List<Sent> tuples, TreeMap<Long, Long> released) {}
+     * of it sent now, ascending; {@code changed}: the hand-off kept or released tuples (it must be
+     * stored again). */
+    record Routed(List<Sent> tuples, TreeMap<Long, Long> released, boolean changed) {}
 
     private long epoch;
     private final HashMap<Integer, Integer> pending = new HashMap<>();
@@ -117,6 +118,7 @@ final class Handoff implements Serializable {
                  long batchId, long watermarkMs) {
         List<Sent> out = new ArrayList<>(keys.size());
         TreeMap<Long, Long> sentOf = new TreeMap<>();
+        boolean changed = !released.isEmpty();
         long releaseClock = now.length > 0 ? now[0] : 0;
         List<Kept> stay = new ArrayList<>(kept.size());
         for (Kept t : kept) {
@@ -140,11 +142,12 @@ final class Handoff implements Serializable {
             int unit = grouping.groupOf(key);
             if (held.contains(unit)) {
                 kept.add(new Kept(eventTs.get(i), key, counts[i], unit, batchId));
+                changed = true;
                 continue;
             }
             Integer old = pending.get(unit);
             out.add(new Sent(eventTs.get(i), key, counts[i], old != null ? old : grouping.choose(key, now[i])));
         }
-        return new Routed(out, sentOf);
+        return new Routed(out, sentOf, changed);
     }
 }

@@ -62,13 +62,14 @@ final class Rescale implements Serializable {
             throw new IllegalArgumentException("width " + width + " is below workers " + workers);
         }
         boolean handoff = node.path("handoff").asBoolean(false);
-        if (handoff && !live) {
-            throw new IllegalArgumentException("a HANDOFF is a live rescale: its steps come as control rows");
-        }
         String channel = node.hasNonNull("channel") ? node.get("channel").asText() : null;
-        if (channel != null && (!realTime || batches.length > 0 || handoff)) {
+        if (handoff && !live && channel == null) {
             throw new IllegalArgumentException(
-                    "a rescale channel's folder is for a real-time query's SHARED_STATE or LEARNER");
+                    "a HANDOFF is a live rescale: its steps come as control rows or from a rescale channel");
+        }
+        if (channel != null && (!realTime || batches.length > 0)) {
+            throw new IllegalArgumentException(
+                    "a rescale channel's folder is for a real-time query's SHARED_STATE, LEARNER or HANDOFF");
         }
         return new Rescale(width, routings, batches, live || channel != null, handoff, channel);
     }
