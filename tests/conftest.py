@@ -418,7 +418,7 @@ def nemesis_child(request, tmp_path_factory) -> Iterator[ShortNemesis]:
     session's killed drivers have all been killed and its real-time and paced rescale runs have
     ended (whichever of them it selected)."""
     folder = tmp_path_factory.mktemp("nemesis")
-    nemesis = ShortNemesis(folder, temporary_stack_config(folder / "stack"))
+    nemesis = ShortNemesis(folder, lambda: temporary_stack_config(folder / "stack"))
     nemesis.start(after=after_the_background(request, "nemesis_child"))
     yield nemesis
     nemesis.close()

@@ -15,11 +15,12 @@ many slots as its largest run needs and runs, one after the other:
   from their state) and its aggregator has written two, then resumed here with the same run id,
   `realtime-killed`;
 - a live KEY_GROUP run that rescales twice by STOP_THE_WORLD (RESCALE), `realtime-rescale`, and the
-  same in a `bench run` grandchild SIGKILLed in its first event (KILLED_RESCALE_PHASE), resumed here,
+  same in a `bench run` grandchild SIGKILLed in its first event (KILLED_PHASES), resumed here,
   `realtime-rescale-killed`; the same two by SHARED_STATE, `realtime-shared-state` and
   `realtime-shared-state-killed` (SIGKILLed while the routers wait at the first event's barrier;
-  `make chaos` only: KILLED); the same by LEARNER (`make chaos` only), `realtime-learner`, and by HANDOFF
-  (REALTIME_HANDOFF_BATCH units a round), `realtime-handoff`.
+  `make chaos` only: KILLED); the same by LEARNER (`make chaos` only), `realtime-learner`; and by
+  HANDOFF (REALTIME_HANDOFF_BATCH units a round), `realtime-handoff`, and `realtime-handoff-killed`
+  (SIGKILLed after its first step; `make chaos` only).
 
 The first test that uses the stack starts it (tests/conftest.py `realtime_child`, a
 `tests.child_runs.ChildRuns`), once the session's killed drivers have all been killed (six Spark
@@ -52,16 +53,17 @@ RESCALE = dict(limit=2400, rate=100.0, rescale="8000ms:+4,+5,16000ms:-1", realti
                latency_warmup_s=0.0)
 """24 s of input; W = 4 -> 6 -> 5 (ids 0, 2-5 at the end), each event a few real-time batches after the
 one before; each run with its protocol (PROTOCOLS)."""
-KILLED_RESCALE_PHASE = "savepoint"
-"""Where the killed rescale runs' drivers are SIGKILLed (bench/rescale/stop_the_world_realtime.py:
+KILLED_PHASES = {"STOP_THE_WORLD": "savepoint", "SHARED_STATE": "savepoint", "HANDOFF": "handing_over"}
+"""Where the killed rescale runs' drivers are SIGKILLed, by protocol (bench/rescale/stop_the_world_realtime.py:
 the real-time query stopped and every worker's state read; shared_state_realtime.py: the state read
-and moved to `<run>.state`, the routers waiting for the epoch)."""
+and moved to `<run>.state`, the routers waiting for the epoch; handoff_realtime.py: the first step
+published, the routers holding the first round)."""
 CHAOS = os.environ.get("BENCH_CHAOS") == "1"
 PROTOCOLS = {"rescale": "STOP_THE_WORLD", "shared-state": "SHARED_STATE", **({"learner": "LEARNER"} if CHAOS else {}),
              "handoff": "HANDOFF"}
 """The rescale runs' names (`realtime-<name>`, and `realtime-<name>-killed` for KILLED) and protocols."""
-KILLED = ("rescale", "shared-state") if CHAOS else ("rescale",)
-"""The rescale runs also killed and resumed: SHARED_STATE's with `make chaos` only, which keeps
+KILLED = ("rescale", "shared-state", "handoff") if CHAOS else ("rescale",)
+"""The rescale runs also killed and resumed: SHARED_STATE's and HANDOFF's with `make chaos` only, which keeps
 `make test` within its budget (LEARNER's switch is SHARED_STATE's, resumed alike). LEARNER's run
 too is `make chaos`'s only (PROTOCOLS)."""
 
@@ -143,7 +145,7 @@ def killed_then_resumed(spec: dict, spark, run_id: str) -> dict:
 
 def rescale_killed_then_resumed(spec: dict, spark, run_id: str, protocol: str) -> dict:
     """The RESCALE run by `protocol` in a `bench run` child, SIGKILLed once its journal has the first
-    event at KILLED_RESCALE_PHASE, then resumed in `spark` with the same run id."""
+    event at its KILLED_PHASES phase, then resumed in `spark` with the same run id."""
     from bench.rescale.driver import HANG_AFTER
     from bench.run.preflight import prepare
     from bench.run.stream import run_stream
@@ -151,17 +153,19 @@ def rescale_killed_then_resumed(spec: dict, spark, run_id: str, protocol: str) -
     results = Path(spec["results_dir"])
     journal = results / run_id / "rescale.json"
 
+    phase = KILLED_PHASES[protocol]
+
     def at_phase() -> bool:
         try:
-            return json.loads(journal.read_text())["events"][0]["phase"] == KILLED_RESCALE_PHASE
+            return json.loads(journal.read_text())["events"][0]["phase"] == phase
         except (OSError, ValueError, KeyError, IndexError):
             return False
+    units = [arg for value in handoff_batch(protocol).values() for arg in ("--handoff-batch", str(value))]
     _kill_when(_command(spec, "KEY_GROUP", run_id, RESCALE["limit"], RESCALE["rate"], "--rescale", RESCALE["rescale"],
-                        "--protocol", protocol, "--latency-warmup-s", "0"),
-               results / f"{run_id}.log", at_phase, f"the first event's {KILLED_RESCALE_PHASE}",
-               {HANG_AFTER: f"{KILLED_RESCALE_PHASE}@0"})
+                        "--protocol", protocol, "--latency-warmup-s", "0", *units),
+               results / f"{run_id}.log", at_phase, f"the first event's {phase}", {HANG_AFTER: f"{phase}@0"})
     return run_stream(prepare(options(spec, "KEY_GROUP", run_id, own_topic=True, no_influx=True,
-                                      **{**RESCALE, "protocol": protocol})),
+                                      **{**RESCALE, "protocol": protocol}, **handoff_batch(protocol))),
                       spark=spark, log=lambda *_: None)
 
 

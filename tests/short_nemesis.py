@@ -20,13 +20,17 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from bench.stack import Stack
+from bench.stack import PortInUse, Stack
 
 SEED = 28
 """Its three faults: the Spark JVM SIGKILLed at +26.8 s, InfluxDB SIGKILLed at +33.5 s and started again
 5.8 s later, and a SHARED_STATE rescale to 6 workers at input +17 s."""
 
 RATE, SPAN_S, W = 300, 45.0, 4
+PORT_ATTEMPTS = 3
+"""Sets of free ports tried for its stack: ports picked free a moment before `Stack.up` can be taken
+meanwhile, by another test's Kafka client or Spark (CI, 2026-12-06: "PortInUse: port 34909
+(influxdb http) is already in use", with ports picked minutes before, at the session's start)."""
 
 
 @dataclass
@@ -56,9 +60,12 @@ class ShortNemesis:
     """The short nemesis in a background thread, on a stack of its own under `folder`, started after
     `after()` returns; `wait` gives its outcome."""
 
-    def __init__(self, folder: Path, stack_config):
+    def __init__(self, folder: Path, stack_config: Callable[[], object]):
+        """`stack_config()`: a `StackConfig` on ports free now (tests/conftest.py
+        `temporary_stack_config`), asked for when the stack starts."""
         self.folder = folder
-        self.stack_config = stack_config
+        self.configure = stack_config
+        self.stack_config = None
         self.outcome: NemesisOutcome | None = None
         self.error: str | None = None
         self._thread: threading.Thread | None = None
@@ -71,10 +78,9 @@ class ShortNemesis:
         from bench.nemesis.check import check_run
         from bench.nemesis.plan import plan_faults
         from bench.nemesis.runner import NemesisRun, run_nemesis, write_record
-        stack = Stack(self.stack_config)
         try:
             after()
-            stack.up(log=lambda _msg: None)
+            self._up()
             plan = plan_faults(SEED, 3, SPAN_S, SPAN_S, W)
             results = self.folder / "results"
             run = NemesisRun("nemesis-short", nemesis_argv(self.stack_config, results, plan), results,
@@ -87,7 +93,20 @@ class ShortNemesis:
         except BaseException:  # the test reports it
             self.error = traceback.format_exc()
         finally:
-            stack.down(log=lambda _msg: None)
+            if self.stack_config is not None:
+                Stack(self.stack_config).down(log=lambda _msg: None)
+
+    def _up(self) -> None:
+        """Its stack, on ports picked now; again on other ports when one was taken meanwhile
+        (PORT_ATTEMPTS)."""
+        for attempt in range(PORT_ATTEMPTS):
+            self.stack_config = self.configure()
+            try:
+                Stack(self.stack_config).up(log=lambda _msg: None)
+                return
+            except PortInUse:
+                if attempt == PORT_ATTEMPTS - 1:
+                    raise
 
     def close(self) -> None:
         """At the session's end: a nemesis still running (its test was not reached) is stopped, its
@@ -100,7 +119,8 @@ class ShortNemesis:
             if str(self.folder) in " ".join(proc.info["cmdline"] or ()):
                 proc.kill()
         self._thread.join(120)
-        Stack(self.stack_config).down(log=lambda _msg: None)
+        if self.stack_config is not None:
+            Stack(self.stack_config).down(log=lambda _msg: None)
 
     def join(self, timeout_s: float) -> None:
         """Until the nemesis has ended (or was never started), at most `timeout_s`; raises nothing."""

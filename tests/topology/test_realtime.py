@@ -106,13 +106,15 @@ def test_a_killed_real_time_driver_resumes_with_exact_totals(stack, realtime_run
 RESCALE_RUNS = [("realtime-rescale", "STOP_THE_WORLD"), ("realtime-rescale-killed", "STOP_THE_WORLD"),
                 ("realtime-shared-state", "SHARED_STATE"),
                 pytest.param("realtime-shared-state-killed", "SHARED_STATE", marks=EVERY_PHASE),
-                pytest.param("realtime-learner", "LEARNER", marks=CHAOS_ONLY), ("realtime-handoff", "HANDOFF")]
+                pytest.param("realtime-learner", "LEARNER", marks=CHAOS_ONLY), ("realtime-handoff", "HANDOFF"),
+                pytest.param("realtime-handoff-killed", "HANDOFF", marks=EVERY_PHASE)]
 """tests/realtime_runs.py's rescale runs and their protocols (its KILLED and CHAOS_ONLY)."""
 
 
 @pytest.mark.parametrize(("run", "protocol"), RESCALE_RUNS)
 def test_a_real_time_rescale_moves_the_state_as_the_simulator_does(stack, realtime_runs, tmp_path, run, protocol):
-    """`...-killed`: its driver SIGKILLed in the first event, after the savepoint (tests/realtime_runs.py),
+    """`...-killed`: its driver SIGKILLed in the first event, after the savepoint (HANDOFF: after its first
+    step; tests/realtime_runs.py KILLED_PHASES),
     and resumed with its run id: the resumed driver went on as the journal told it (STOP_THE_WORLD:
     moved the state, gave the partials back and restarted the query; SHARED_STATE: published the
     epoch its routers waited for). LEARNER: its warm-up, then SHARED_STATE's steps with the lag.
