@@ -71,8 +71,10 @@ def rescale_config(options, config: TopologyConfig, topic_complete: bool) -> Top
     checkpoint = config.state_checkpoint
     partitions = checkpoint_partitions(checkpoint) if batch_ids(checkpoint / "offsets") else 0
     if protocol in LIVE_PROTOCOLS:
-        delay = max(config.watermark_delay_s, HANDOFF_MIN_WATERMARK_DELAY_S) if protocol == "HANDOFF" \
-            else config.watermark_delay_s
+        delay = config.watermark_delay_s
+        if protocol == "HANDOFF":  # a held tuple keeps its event time until its release, a round later
+            rounds_s = 3 * config.realtime_batch_s if config.realtime else 0  # a real-time round: a batch or two
+            delay = max(delay, HANDOFF_MIN_WATERMARK_DELAY_S, rounds_s)
         return replace(config, max_parallelism=max(sizes), rescale_protocol=protocol, watermark_delay_s=delay,
                        rescale_routings=tuple(routings),
                        state_partitions=partitions or max(config.aggregators, max(sizes)), worker_state=True)

@@ -214,6 +214,9 @@ def test_a_handoff_run_keeps_its_held_tuples_above_the_watermark(tmp_path):
     assert config.live_rescale and config.watermark_delay_s == HANDOFF_MIN_WATERMARK_DELAY_S
     longer = replace(_config(tmp_path), watermark_delay_s=120)
     assert rescale_config(_options("60s:12", "HANDOFF"), longer, topic_complete=False).watermark_delay_s == 120
+    # in real-time mode a tuple is held from a real-time batch's start until the next step's: three batches
+    realtime = replace(_config(tmp_path), mode="realtime", realtime_batch_s=15)
+    assert rescale_config(_options("60s:12", "HANDOFF"), realtime, topic_complete=False).watermark_delay_s == 45
     shared = rescale_config(_options("60s:12", "SHARED_STATE"), _config(tmp_path), topic_complete=False)
     assert shared.watermark_delay_s == _config(tmp_path).watermark_delay_s
 
