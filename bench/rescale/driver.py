@@ -11,18 +11,19 @@ from __future__ import annotations
 import json
 import os
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from bench.rescale.journal import Journal
 from bench.rescale.kafka_clock import first_timestamp
 from bench.rescale.plan import routing_at
 from bench.topology import state_transfer
-from bench.topology.checkpoint_log import batch_ids
+from bench.topology.checkpoint_log import batch_ids, last_batch
 from bench.topology.config import TopologyConfig
 from bench.topology.rescale_channel import Channel
 from bench.topology.state_layout import slot_table
 from bench.topology.worker_state import read_final_state
+from producers.broker import end_offsets
 
 HANG_AFTER = "BENCH_FAULT_RESCALE_HANG_AFTER"
 """Tests only: `<phase>` or `<phase>@<event index>` (0 for the first event). The driver stops moving
@@ -155,10 +156,43 @@ class LiveRescaleDriver(RescaleDriver):
     reads the workers' committed state with Spark's state data source."""
 
     live = True
+    woken: set = field(default_factory=set)
+    """Real-time mode: (epoch, kind) of the wake records this attempt has written (`_wake`)."""
+    ends_read: dict = field(default_factory=dict)
+    """Real-time mode: (topic, event index) -> the topic's end offsets, as `_ends` read them."""
 
     @property
     def channel(self):
         return Channel(self.config.rescale_channel_dir)
+
+    def _wake(self, epoch: int, kind: str, splitters: int = 1) -> None:
+        """Real-time mode: epoch `epoch`'s wake records for splitters 0 to `splitters` - 1
+        (`state_transfer.wake`), once per attempt and `kind` (a request, a claim, a release).
+
+        Raises RuntimeError: they were not acknowledged by Kafka."""
+        if (epoch, kind) not in self.woken:
+            state_transfer.wake(self.config.bootstrap_servers, self.config.run_id, epoch, splitters)
+            self.woken.add((epoch, kind))
+
+    def _ends(self, topic: str, index: int) -> dict[int, int] | None:
+        """`topic`'s end offsets, read once per event (a Kafka consumer each): while the event waits
+        on them, the routers route nothing and the driver writes nothing more to it. None while the
+        topic has none."""
+        key = (topic, index)
+        if key not in self.ends_read:
+            ends = end_offsets(self.config.bootstrap_servers, topic)
+            if not ends:
+                return None
+            self.ends_read[key] = ends
+        return self.ends_read[key]
+
+    def _committed(self) -> int:
+        """The real-time query's last committed batch (-1 before one)."""
+        return last_batch(self.checkpoint / "commits")
+
+    def _aggregator_batch(self) -> int:
+        """The aggregator's last committed batch (-1 before one)."""
+        return last_batch(self.config.query_checkpoint / "commits")
 
     def _records(self, epoch: int, extracts: dict, installs: dict) -> list[tuple[str, str]]:
         """`state_transfer.records` of an epoch; in real-time mode each names its slot's worker, to

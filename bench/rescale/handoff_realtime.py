@@ -34,13 +34,13 @@ read again at the same committed batch, and the wake records are written again.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bench.rescale import plan as move_plan
 from bench.rescale.handoff import Handoff
 from bench.rescale.ownership import HandingOver
 from bench.topology import state_transfer
-from bench.topology.checkpoint_log import batch_ids, has_read
+from bench.topology.checkpoint_log import has_read
 from producers.broker import end_offsets
 
 HOLD_FIGURES = ("held_tuples", "hold_delay_ms_p50", "hold_delay_ms_p99", "hold_delay_ms_max")
@@ -51,12 +51,6 @@ HOLD_FIGURES = ("held_tuples", "hold_delay_ms_p50", "hold_delay_ms_p99", "hold_d
 class RealtimeHandoff(Handoff):
     """HANDOFF's events on a real-time run (module text); the run's loop calls `advance` after every
     poll."""
-
-    woken: set = field(default_factory=set)
-    """(epoch, kind) of the wake records this attempt has written: "claim" after the publication,
-    "release" once the batch before the step's has committed."""
-    state_ends: dict = field(default_factory=dict)
-    """Event index -> `<run>.state`'s end offsets once its last release wakes were written."""
 
     def due(self, observer) -> bool:
         """Whether the next event is `reached`: the previous one is done already once its last step's
@@ -108,12 +102,7 @@ class RealtimeHandoff(Handoff):
         if self._hold_batch(entry, len(entry["rounds"])) is None or self._committed() < self._switch_batch(last):
             return None
         topic = state_transfer.topic(c.run_id)
-        if index not in self.state_ends:
-            ends = end_offsets(c.bootstrap_servers, topic)
-            if not ends:
-                return None
-            self.state_ends[index] = ends
-        if not has_read(self.checkpoint, topic, self.state_ends[index]):
+        if not has_read(self.checkpoint, topic, self._ends(topic, index)):  # read after the last release wakes
             return None
         if "done_partials" not in entry:  # read once, after every release: later updates route by the new routing
             ends = end_offsets(c.bootstrap_servers, c.partials_topic)
@@ -127,21 +116,6 @@ class RealtimeHandoff(Handoff):
         done_wall_ms = int(1000 * (self.checkpoint / "commits" / str(self._committed())).stat().st_mtime)
         return self.journal.record(index, phase="done", switch_batch=self._aggregator_batch() + 1,
                                    query_step_batches=steps, query_switch_batch=steps[-1], done_wall_ms=done_wall_ms)
-
-    def _wake(self, epoch: int, kind: str, splitters: int) -> None:
-        if (epoch, kind) not in self.woken:
-            state_transfer.wake(self.config.bootstrap_servers, self.config.run_id, epoch, splitters)
-            self.woken.add((epoch, kind))
-
-    def _committed(self) -> int:
-        """The real-time query's last committed batch (-1 before one)."""
-        commits = batch_ids(self.checkpoint / "commits")
-        return commits[-1] if commits else -1
-
-    def _aggregator_batch(self) -> int:
-        """The aggregator's last committed batch (-1 before one)."""
-        commits = batch_ids(self.config.query_checkpoint / "commits")
-        return commits[-1] if commits else -1
 
     def ownership_switches(self) -> list[tuple[int, object, int]]:
         """(aggregator batch, routing in force from it, event index): per event, `HandingOver` from

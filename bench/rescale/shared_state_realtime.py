@@ -28,13 +28,12 @@ wait for the publication whichever attempt makes it, and a published epoch is ne
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from bench.rescale.driver import elapsed_ms, hang_after
 from bench.rescale.shared_state import SharedState
 from bench.topology import state_transfer
-from bench.topology.checkpoint_log import batch_ids, has_read
-from producers.broker import end_offsets
+from bench.topology.checkpoint_log import has_read
 
 
 @dataclass
@@ -42,20 +41,13 @@ class RealtimeSharedState(SharedState):
     """SHARED_STATE's events on a real-time run (module text); the run's loop calls `advance` after
     every poll."""
 
-    woken: set = field(default_factory=set)
-    """The epochs whose wake record this attempt has written (`state_transfer.wake`)."""
-    ends_read: dict = field(default_factory=dict)
-    """(topic, event index) -> the topic's end offsets, as `_ends` read them."""
-
     def _request(self, index: int) -> None:
         """The request, and once per attempt a wake record: the routers read the request now.
 
         Raises RuntimeError: the wake record was not acknowledged by Kafka."""
         epoch = self.switch_epoch(index)
         self.channel.request(epoch)
-        if epoch not in self.woken:
-            state_transfer.wake(self.config.bootstrap_servers, self.config.run_id, epoch)
-            self.woken.add(epoch)
+        self._wake(epoch, "request")
 
     def _step(self, spark, observer, index: int, entry: dict, log) -> None:
         """The steps after the request that the query allows now (never blocks on it).
@@ -75,11 +67,6 @@ class RealtimeSharedState(SharedState):
         # end-of-input record, which waits for this event (a resumed run, 2026-12-06)
         if entry["phase"] == "published" and self._committed() >= entry["query_switch_batch"]:
             self.journal.record(index, phase="switched")
-
-    def _committed(self) -> int:
-        """The real-time query's last committed batch (-1 before one)."""
-        commits = batch_ids(self.checkpoint / "commits")
-        return commits[-1] if commits else -1
 
     def _savepoint_realtime(self, spark, index: int, switch: int, log) -> dict:
         """2. Batch B = S - 1 has committed and S waits: read B's state, plan the move and write the
@@ -109,24 +96,13 @@ class RealtimeSharedState(SharedState):
         c = self.config
         return has_read(c.query_checkpoint, c.partials_topic, self._ends(c.partials_topic, index))
 
-    def _ends(self, topic: str, index: int) -> dict[int, int] | None:
-        """`topic`'s end offsets, read once per event (a Kafka consumer each): while the event waits
-        on them, the routers route nothing and the driver writes nothing more to it."""
-        key = (topic, index)
-        if key not in self.ends_read:
-            ends = end_offsets(self.config.bootstrap_servers, topic)
-            if not ends:
-                return None
-            self.ends_read[key] = ends
-        return self.ends_read[key]
-
     def _publish_realtime(self, index: int) -> dict:
         """3. The barrier and switch batches fixed on the aggregator's batches, then the epoch's
         switch in the channel: the routers of S go on."""
         entry = self.journal.event(index)
         t = time.monotonic()
         if "switch_batch" not in entry:
-            barrier = batch_ids(self.config.query_checkpoint / "commits")[-1]
+            barrier = self._aggregator_batch()
             entry = self.journal.record(index, barrier_batch=barrier, switch_batch=barrier + 1)
         self.channel.publish(self.switch_epoch(index), [], switch=(index + 1, entry["target"]))
         entry = self.journal.record(index, phase="published", steps={**entry["steps"], "publish_ms": elapsed_ms(t)})

@@ -14,6 +14,12 @@ def batch_ids(folder: Path) -> list[int]:
     return sorted(int(p.name) for p in folder.glob("[0-9]*")) if folder.exists() else []
 
 
+def last_batch(folder: Path) -> int:
+    """The last batch id logged in `folder` (`batch_ids`), -1 before one."""
+    ids = batch_ids(folder)
+    return ids[-1] if ids else -1
+
+
 def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
     """`topic`'s next offset per partition at the last committed batch of the query checkpoint
     `checkpoint` (its offset log); {} before a committed batch."""
