@@ -49,7 +49,9 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--start-ms", type=int, help="epoch ms of the schedule start (default: now)")
     ap.add_argument("--summary", type=Path, help="write the JSON summary here (default: stdout)")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds to reach the broker (default 30)")
-    ap.add_argument("--delivery-timeout", type=float, default=120.0, help="seconds before an unacknowledged record fails")
+    ap.add_argument("--delivery-timeout", type=float, default=120.0,
+                    help="seconds the replay waits for the broker to take records (its client's queue full) "
+                         "before it stops, and for the final flush (default 120); no record expires on its own")
     ap.add_argument("--resume", action="store_true",
                     help="if the topic holds a prefix of this replay (a stopped one), send only the missing records")
     ap.add_argument("--no-progress", action="store_true")

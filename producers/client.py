@@ -3,6 +3,16 @@ hand-over, and the final flush.
 
 Delivery reports are requested for failures only (``delivery.report.only.error``): a success
 costs no Python callback, and ``delivered = handed - failed - still unacknowledged at the end``.
+
+Every partition of the topic holds a prefix of its records, whatever happens to the broker (the
+resume of a stopped replay counts on it, ``producers.resume``). The idempotent producer keeps each
+partition in order without duplicates, but a record that librdkafka expires (``message.timeout.ms``)
+leaves a gap that later records land behind, and ``enable.gapless.guarantee`` does not cover those
+expiries. So no record ever expires (``message.timeout.ms`` 0: infinite): a broker that is down
+holds the records in the client's queue until it is back. The replay's own bound is on handing
+over: a record the client will not take (its queue full for ``delivery_timeout_s``, or refused)
+stops the hand-over, and nothing after it is handed. The final flush purges what is still
+unacknowledged after its wait, a suffix of each partition.
 """
 
 from __future__ import annotations
@@ -17,14 +27,15 @@ from confluent_kafka import KafkaException, Producer
 log = logging.getLogger("producers")
 
 DEFAULT_DELIVERY_TIMEOUT_S = 120.0
-"""librdkafka ``message.timeout.ms``: a record not acknowledged by then is reported failed."""
+"""How long a replay waits for the broker to take records: a hand-over blocked by the client's full
+queue this long stops the replay, and the final flush waits this long (plus 5 s) for the rest."""
 MAX_ERRORS_KEPT = 10
 
 
-def producer_config(bootstrap_servers: str, delivery_timeout_s: float, timeout_s: float, extra: dict | None = None) -> dict:
-    """Idempotent, batching, failure-only delivery reports. Tuned on a 2-CPU box with a local
-    broker: 5 ms linger with up to 10,000 records (1 MB) a batch; no compression (CPU is scarcer
-    than loopback bandwidth)."""
+def producer_config(bootstrap_servers: str, timeout_s: float, extra: dict | None = None) -> dict:
+    """Idempotent, batching, failure-only delivery reports, no record ever expired (the module's
+    docstring says why). Tuned on a 2-CPU box with a local broker: 5 ms linger with up to 10,000
+    records (1 MB) a batch; no compression (CPU is scarcer than loopback bandwidth)."""
     cfg: dict[str, Any] = {
         "bootstrap.servers": bootstrap_servers,
         "client.id": "bench-producer",
@@ -37,7 +48,7 @@ def producer_config(bootstrap_servers: str, delivery_timeout_s: float, timeout_s
         "queue.buffering.max.kbytes": 1_048_576,
         "compression.type": "none",
         "delivery.report.only.error": True,
-        "message.timeout.ms": int(delivery_timeout_s * 1000),
+        "message.timeout.ms": 0,
         "socket.connection.setup.timeout.ms": max(1000, int(timeout_s * 1000)),
         "log.connection.close": False,
     }
@@ -72,8 +83,9 @@ class DeliveryReports:
         if err.fatal():
             self.fatal = err.str()
 
-    def refused(self, partition: int, value: bytes, error: KafkaException) -> None:
-        """The client refused a record at hand-over: it counts as failed."""
+    def refused(self, partition: int, value: bytes, error: KafkaException | str) -> None:
+        """The client did not take a record at hand-over (refused it, or its queue stayed full): it
+        counts as failed."""
         self.failed += 1
         self.failed_bytes += len(value)
         if len(self.errors) < MAX_ERRORS_KEPT:
@@ -95,29 +107,41 @@ class ReplayClient:
 
     ``produce`` and ``poll`` are the client's own bound methods: the hand-over loops call them
     directly (the fast path); ``send_slow`` is the path when the queue is full or a record is refused.
+    A hand-over loop stops at the first record ``send_slow`` gives up.
     """
 
-    def __init__(self, topic: str, cfg: dict) -> None:
+    def __init__(self, topic: str, cfg: dict, stall_s: float = DEFAULT_DELIVERY_TIMEOUT_S) -> None:
         self.topic = topic
+        self.stall_s = stall_s
+        """How long ``send_slow`` waits for room in a full queue before it gives the record up."""
         self.delivery = DeliveryReports()
         self.config = {**cfg, "on_delivery": self.delivery.on_delivery, "error_cb": self.delivery.on_error}
         self.producer = Producer(self.config, logger=log)
         self.produce = self.producer.produce
         self.poll = self.producer.poll
 
-    def send_slow(self, value: bytes, partition: int, ts: int, ev: int | None) -> None:
-        """The slow path: the client's queue is full (wait for room) or it refuses the record
-        (counted failed). ``ts`` 0 lets librdkafka stamp the hand-over time."""
+    def send_slow(self, value: bytes, partition: int, ts: int, ev: int | None) -> bool:
+        """The slow path: the client's queue is full (wait for room, at most ``stall_s``) or it
+        refuses the record. ``ts`` 0 lets librdkafka stamp the hand-over time.
+
+        Returns: False if the record was not taken (counted failed, the reason among the errors);
+        the caller then hands nothing more over, so that its partition keeps a prefix of its records.
+        """
         headers = None if ev is None else {"event_ms": str(ev)}
+        deadline = time.monotonic() + self.stall_s
         while True:
             try:
                 self.produce(self.topic, value, partition=partition, timestamp=ts, headers=headers)
-                return
+                return True
             except BufferError:
+                if time.monotonic() > deadline:
+                    self.delivery.refused(partition, value, f"the client's queue stayed full for {self.stall_s:g} s "
+                                                            "(the broker took nothing): the replay stops here")
+                    return False
                 self.poll(0.005)
             except KafkaException as e:
                 self.delivery.refused(partition, value, e)
-                return
+                return False
 
     def finish(self, delivery_timeout_s: float) -> Flushed:
         """Flush what was handed over, for at most ``delivery_timeout_s`` + 5 s; a second Ctrl-C

@@ -5,7 +5,9 @@ process of a sharded replay (``Shard``), the records of the other processes' par
 Two loops: the unlimited one hands records over a chunk at a time, grouped by partition; the paced
 one waits for each record's intended send time (``producers.pacing``), stamps it with that time and
 measures the lag into an HDR histogram, so a replay of any length holds it in constant memory. Both
-keep exact counts: a first Ctrl-C only sets the ``StopFlag`` they check.
+keep exact counts: a first Ctrl-C only sets the ``StopFlag`` they check. Both stop at the first
+record the client does not take (``ReplayClient.send_slow``), so that no partition gets a record
+behind a missing one.
 """
 
 from __future__ import annotations
@@ -70,10 +72,11 @@ def take_first(records: Iterable[SourceRecord]) -> tuple[Iterator[SourceRecord],
 class Handover:
     """Hands records to ``client``; after ``run`` its counters say what was handed.
 
-    Counters: ``n`` records passed (record n goes to partition n mod P), ``skipped`` of them were
-    already in the topic (``skip[p]``: records of partition p there before the run), ``foreign`` of
-    them belong to another process's partitions (``shard``), ``nbytes`` of
-    values handed, ``first_ts``/``last_ts`` the first and last Kafka timestamps (epoch ms),
+    Counters: ``n`` records passed (record n goes to partition n mod P; after an unlimited run gave
+    up part-way through a chunk, not the first n), ``skipped`` of them were already in the topic
+    (``skip[p]``: records of partition p there before the run), ``foreign`` of them belong to
+    another process's partitions (``shard``), ``per_partition`` the records handed to each
+    partition, ``nbytes`` of values handed, ``first_ts``/``last_ts`` the first and last Kafka timestamps (epoch ms),
     ``lag_histogram`` the per-record send lag in whole us (paced runs only; ``bench.latency``'s
     range and precision), ``end_mono_ns`` the last hand-over.
     """
@@ -100,6 +103,9 @@ class Handover:
         self.lags = array("q")
         """The lags not yet folded into ``lag_histogram`` (at most PROGRESS_EVERY of them)."""
         self.end_mono_ns = start.mono_ns
+        self.per_partition = [0] * partitions
+        self.gave_up = False
+        """True once the client did not take a record: nothing after it was handed over."""
 
     @property
     def handed(self) -> int:
@@ -154,13 +160,15 @@ class Handover:
         partitions, delivery, stop, bar = self.partitions, self.client.delivery, self.stop, self.bar
         chunk_size = max(partitions, (UNLIMITED_CHUNK // partitions) * partitions)
         self.first_ts = time.time_ns() // NS_PER_MS
-        while not delivery.fatal and not stop.stopped:
+        while not delivery.fatal and not stop.stopped and not self.gave_up:
             chunk = list(itertools.islice(it, chunk_size))
             if not chunk:
                 break
             base = self.n
             for q in range(min(partitions, len(chunk))):
                 group, part = chunk[q::partitions], (base + q) % partitions
+                if self.gave_up:
+                    break
                 if self.mine[part]:
                     self._hand_group(group, part, base)
                 else:
@@ -177,7 +185,10 @@ class Handover:
         """Hand over one partition's records of a chunk starting at record ``base``. No timestamp
         argument: librdkafka stamps CreateTime with the wall clock inside produce(), which is the
         hand-over time, i.e. the intended send time of an unlimited run; passing it from Python
-        costs a quarter of the throughput."""
+        costs a quarter of the throughput.
+
+        A record the client does not take ends the group there (``gave_up``): the counters take the
+        records up to it, which is counted failed, and the records after it are not handed."""
         if self.skip is not None:
             # base is a multiple of P: group[j] is record base//P + j of its partition
             present = min(len(group), max(0, self.skip[part] - base // self.partitions))
@@ -190,25 +201,32 @@ class Handover:
         produce, send_slow, topic = self.client.produce, self.client.send_slow, self.client.topic
         values = [rec.value for rec in group]
         events = [rec.event_ms for rec in group]
+        pending = iter(values)  # what is left of it tells how far the group got (no per-record count)
         if events.count(None) == len(events):
             # The common case (no event time) without per-record branches or keyword
             # arguments: positional (topic, value, key, partition).
-            for value in values:
+            for value in pending:
                 try:
                     produce(topic, value, None, part)
                 except (BufferError, KafkaException):
-                    send_slow(value, part, 0, None)
+                    if not send_slow(value, part, 0, None):
+                        self.gave_up = True
+                        break
         else:
-            for value, ev in zip(values, events):
+            for value, ev in zip(pending, events):
                 try:
                     if ev is None:
                         produce(topic, value, None, part)
                     else:
                         produce(topic, value, None, part, headers={"event_ms": str(ev)})
                 except (BufferError, KafkaException):
-                    send_slow(value, part, 0, ev)
-        self.nbytes += sum(map(len, values))
-        self.n += len(group)  # exact: Ctrl-C only sets `stop` (see producers.interrupt)
+                    if not send_slow(value, part, 0, ev):
+                        self.gave_up = True
+                        break
+        taken = len(values) - sum(1 for _ in pending)
+        self.nbytes += sum(map(len, values[:taken]))
+        self.per_partition[part] += taken
+        self.n += taken  # exact: Ctrl-C only sets `stop` (see producers.interrupt)
 
     def _paced(self, it: Iterator[SourceRecord]) -> None:
         """Hand each record over at its intended time (stamped with it, header ``event_ms`` when
@@ -256,7 +274,11 @@ class Handover:
                     else:
                         produce(topic, value, partition=n % partitions, timestamp=ts, headers={"event_ms": str(ev)})
                 except (BufferError, KafkaException):
-                    send_slow(value, (n % partitions), ts, ev)
+                    if not send_slow(value, n % partitions, ts, ev):
+                        n += 1  # counted failed; nothing after it is handed
+                        nbytes += len(value)
+                        self.gave_up = True
+                        break
                 n += 1
                 nbytes += len(value)
                 if first_ts is None:
@@ -265,4 +287,6 @@ class Handover:
         finally:
             self.n, self.skipped, self.foreign, self.nbytes = n, skipped, foreign, nbytes
             self.first_ts, self.last_ts, self.ts = first_ts, last_ts, ts
+            self.per_partition = [max(0, (n - p + partitions - 1) // partitions - (skip[p] if skip else 0))
+                                  if mine[p] else 0 for p in range(partitions)]
             self.fold_lags()

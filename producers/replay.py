@@ -74,7 +74,7 @@ def produce_records(
     schedule = Schedule(rate=rate, speed=speed)
     ensure_topic(check_broker(bootstrap_servers, timeout_s), topic, partitions, timeout_s)
 
-    client = ReplayClient(topic, producer_config(bootstrap_servers, delivery_timeout_s, timeout_s, config))
+    client = ReplayClient(topic, producer_config(bootstrap_servers, timeout_s, config), stall_s=delivery_timeout_s)
     summary = ReplaySummary(
         dataset=dataset_name,
         fingerprint=fingerprint or {},
@@ -107,7 +107,7 @@ def _count(summary: ReplaySummary, handover: Handover, delivery: DeliveryReports
         summary.interrupted = True
     summary.undelivered = flushed.undelivered
     summary.flush_s = flushed.flush_s
-    n, partitions, handed = handover.n, handover.partitions, handover.handed
+    handed = handover.handed
     summary.records = handed
     summary.already_present = handover.skipped
     summary.resumed_from = skip
@@ -120,8 +120,7 @@ def _count(summary: ReplaySummary, handover: Handover, delivery: DeliveryReports
     summary.lag = lag_percentiles(handover.lag_histogram) if not unlimited else None
     summary.lag_histogram = encode(handover.lag_histogram) if not unlimited else None
     summary.first_timestamp_ms, summary.last_timestamp_ms = handover.first_ts, handover.last_ts
-    summary.per_partition = [max(0, (n - p + partitions - 1) // partitions - (skip[p] if skip else 0))
-                             if handover.mine[p] else 0 for p in range(partitions)]
+    summary.per_partition = handover.per_partition
     summary.errors = delivery.errors
 
 
@@ -161,7 +160,11 @@ def replay(
         limit: the first ``limit`` records only.
         start_ms: epoch ms of the schedule start (the intended send time of record 0); default now.
         timeout_s: bound on reaching the broker (``BrokerUnreachable``) and creating the topic.
-        delivery_timeout_s: a record not acknowledged by then is counted failed.
+        delivery_timeout_s: how long the replay waits for the broker: a record the client cannot
+            queue for this long (its queue full) is counted failed and stops the replay; the final
+            flush waits this long (+ 5 s), then counts what is unacknowledged as undelivered. A
+            record is never expired on its own, so a broker outage leaves no gap in a partition
+            (``producers.client``).
         key_stats: compute the realised key distribution (a second, vectorised where possible, pass
             over the handed records after the run).
         config: extra librdkafka settings.

@@ -102,7 +102,7 @@ def _free_ports(count: int) -> list[int]:
 def plain_loop(bootstrap: str, topic: str, values: list[bytes], headers: list | None = None) -> float:
     """The baseline: a plain confluent-kafka produce loop; returns records/s incl. the flush.
     With ``headers`` (one per value), each record carries its header, as the producer sends them."""
-    cfg = producer_config(bootstrap, 120, 30)
+    cfg = producer_config(bootstrap, 30)
     cfg.pop("delivery.report.only.error")  # plain: the client's defaults for reports
     p = Producer(cfg)
     p.list_topics(topic, timeout=30)

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections import Counter
 from pathlib import Path
@@ -145,6 +146,38 @@ def test_undelivered_records_fail_the_run(stack):
     )  # fmt: skip
     assert p.returncode == 1, p.stderr
     assert json.loads(p.stdout)["ok"] is False
+
+
+def test_a_broker_paused_longer_than_the_delivery_timeout_leaves_no_gap(stack):
+    """The broker answers nothing (SIGSTOP) for 3 s in the middle of a paced replay whose delivery
+    timeout is 0.5 s: no record expires, so every partition holds exactly its records, in order.
+    A record that expired would leave a gap that a resume cannot see (docs/faults.md, the seed-63
+    nemesis)."""
+    from bench.stack import Stack
+
+    kafka = next(s for s in Stack(stack).status() if s.name == "kafka")
+    bs, topic, n, P = stack.bootstrap_servers, "paused-broker", 4_000, 4
+
+    def pause() -> None:
+        time.sleep(0.5)
+        os.kill(kafka.pid, signal.SIGSTOP)
+        try:
+            time.sleep(3.0)
+        finally:
+            os.kill(kafka.pid, signal.SIGCONT)
+
+    pauser = threading.Thread(target=pause)
+    pauser.start()
+    try:
+        s = replay(get_dataset("NYC_FLIGHTS"), topic, bs, partitions=P, limit=n, rate=1_000, progress=False,
+                   key_stats=False, delivery_timeout_s=0.5)
+    finally:
+        pauser.join()
+    assert s.ok and s.failed == 0 and s.delivered == n, s.errors
+    sent = list(get_dataset("NYC_FLIGHTS").records(n))
+    got = read_topic(bs, topic)
+    for q in range(P):
+        assert [v for v, _, _ in got[q]] == [r.value for r in sent[q::P]], q
 
 
 def test_ctrl_c_flushes_and_reports(stack, tmp_path):

@@ -1,0 +1,47 @@
+"""A hand-over stops at the first record the client does not take, so that no partition gets a
+record behind a missing one (producers/client.py). No broker: a real librdkafka client whose
+bootstrap address answers nothing, so its queue (5 records here) fills and stays full."""
+
+from __future__ import annotations
+
+import socket
+
+import pytest
+
+from datasets.base import SourceRecord
+from producers.client import ReplayClient, producer_config
+from producers.handover import Handover
+from producers.interrupt import StopFlag
+from producers.pacing import Schedule, ScheduleStart
+
+QUEUE = 5
+
+
+def _client(stall_s: float) -> ReplayClient:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        closed = f"127.0.0.1:{s.getsockname()[1]}"
+    cfg = producer_config(closed, 1.0, {"queue.buffering.max.messages": QUEUE, "log_level": 0})
+    return ReplayClient("nowhere", cfg, stall_s=stall_s)
+
+
+def _records(n: int, event_ms: bool) -> list[SourceRecord]:
+    return [SourceRecord(b"r%d" % i, 1_000 + i if event_ms else None) for i in range(n)]
+
+
+@pytest.mark.parametrize("rate", [None, 1_000_000.0], ids=["unlimited", "paced"])
+@pytest.mark.parametrize("event_ms", [False, True], ids=["no-event-time", "event-time"])
+def test_a_record_the_full_queue_never_takes_stops_the_hand_over_there(rate, event_ms):
+    client = _client(stall_s=0.2)
+    handover = Handover(client, Schedule(rate=rate), 2, None, ScheduleStart.at(), StopFlag())
+    try:
+        handover.run(iter(_records(40, event_ms)))
+        assert handover.gave_up
+        assert client.delivery.failed == 1
+        assert any("stayed full for 0.2 s" in e for e in client.delivery.errors), client.delivery.errors
+        # the queue took QUEUE records; the next one was given up and nothing after it was handed
+        assert sum(handover.per_partition) == handover.handed == QUEUE + 1 < 40
+        assert len(client.producer) == QUEUE
+    finally:
+        client.producer.purge()
+
