@@ -4,8 +4,6 @@ bootstrap address answers nothing, so its queue (5 records here) fills and stays
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
 from datasets.base import SourceRecord
@@ -13,15 +11,13 @@ from producers.client import ReplayClient, producer_config
 from producers.handover import Handover
 from producers.interrupt import StopFlag
 from producers.pacing import Schedule, ScheduleStart
+from tests.producers.test_cli_offline import _closed_port
 
 QUEUE = 5
 
 
 def _client(stall_s: float) -> ReplayClient:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        closed = f"127.0.0.1:{s.getsockname()[1]}"
-    cfg = producer_config(closed, 1.0, {"queue.buffering.max.messages": QUEUE, "log_level": 0})
+    cfg = producer_config(f"127.0.0.1:{_closed_port()}", 1.0, {"queue.buffering.max.messages": QUEUE, "log_level": 0})
     return ReplayClient("nowhere", cfg, stall_s=stall_s)
 
 
