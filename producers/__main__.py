@@ -16,6 +16,8 @@ import os
 import sys
 from pathlib import Path
 
+from bench.settings import add_flag
+from bench.settings.input import DatasetSettings, ReplaySettings
 from datasets import DatasetFileMissing, get_dataset
 from datasets.cli import parse_params
 
@@ -31,21 +33,24 @@ def default_bootstrap() -> str:
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The producer's flags. Those `bench run` takes too (the dataset and its parameters, the topic,
+    Kafka, partitions, rate, limit, progress) are its settings' (`bench.settings.input`), with the
+    producer's defaults: one flag, one type and one help in both commands."""
     ap = argparse.ArgumentParser(
         prog="python -m producers", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
-    ap.add_argument("dataset", nargs="?", help="dataset name (python -m datasets list)")
-    ap.add_argument("--dataset", "-d", dest="dataset_opt", metavar="DATASET", help="the same, as an option")
-    ap.add_argument("--topic", "-t", required=True)
-    ap.add_argument("--bootstrap-servers", "-b", default=default_bootstrap(),
-                    help="default: $BENCH_KAFKA_BOOTSTRAP or 127.0.0.1:$BENCH_KAFKA_PORT (9092)")
-    ap.add_argument("--partitions", "-P", type=int, default=10, help="topic partitions P (default 10)")
+    ap.add_argument("dataset", nargs="?", help="dataset name, as --dataset")
+    add_flag(ap, DatasetSettings, "dataset", default=None, short=("-d",), dest="dataset_opt", metavar="DATASET")
+    add_flag(ap, ReplaySettings, "topic", required=True, short=("-t",))
+    add_flag(ap, ReplaySettings, "bootstrap_servers", default=default_bootstrap(), short=("-b",),
+             also="that is $BENCH_KAFKA_BOOTSTRAP, else 127.0.0.1:$BENCH_KAFKA_PORT")
+    add_flag(ap, ReplaySettings, "partitions", default=10, short=("-P",))
     pace = ap.add_mutually_exclusive_group()
-    pace.add_argument("--rate", "-r", type=float, help="records per second (open-loop)")
+    add_flag(pace, ReplaySettings, "rate", default=None, short=("-r",), also="open-loop")
     pace.add_argument("--speed", "-s", help="xK: K times the dataset's own event-time speed (e.g. x10)")
     pace.add_argument("--unlimited", action="store_true", help="as fast as possible (the default)")
-    ap.add_argument("--limit", "-n", type=int, help="first N records only")
-    ap.add_argument("--param", "-p", action="append", metavar="NAME=VALUE", help="dataset parameter (repeatable)")
+    add_flag(ap, ReplaySettings, "limit", default=None, short=("-n",))
+    add_flag(ap, DatasetSettings, "dataset_params", short=("-p",))
     ap.add_argument("--start-ms", type=int, help="epoch ms of the schedule start (default: now)")
     ap.add_argument("--summary", type=Path, help="write the JSON summary here (default: stdout)")
     ap.add_argument("--timeout", type=float, default=30.0, help="seconds to reach the broker (default 30)")
@@ -54,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                          "before it stops, and for the final flush (default 120); no record expires on its own")
     ap.add_argument("--resume", action="store_true",
                     help="if the topic holds a prefix of this replay (a stopped one), send only the missing records")
-    ap.add_argument("--no-progress", action="store_true")
+    add_flag(ap, ReplaySettings, "progress")
     ap.add_argument("--no-key-stats", action="store_true", help="skip the realised key distribution")
     return ap
 
@@ -69,19 +74,21 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("a dataset is required (python -m datasets list)")
     try:
         speed = parse_speed(args.speed) if args.speed is not None else None
-        if args.rate is not None and not args.rate > 0:
-            raise ValueError(f"--rate must be > 0, got {args.rate}")
+        for flag, value in (("--rate", args.rate), ("--limit", args.limit)):
+            if value is not None and value < 0:
+                raise ValueError(f"{flag} must be >= 0 (0: {'as fast as possible' if flag == '--rate' else 'all'}), "
+                                 f"got {value}")
         if args.partitions < 1:
             raise ValueError(f"--partitions must be >= 1, got {args.partitions}")
-        dataset = get_dataset(args.dataset, **parse_params(args.param))
+        dataset = get_dataset(args.dataset, **parse_params(args.dataset_param))
         summary = replay(
             dataset,
             args.topic,
             args.bootstrap_servers,
             partitions=args.partitions,
-            rate=args.rate,
+            rate=args.rate or None,
             speed=speed,
-            limit=args.limit,
+            limit=args.limit or None,
             progress=not args.no_progress,
             start_ms=args.start_ms,
             timeout_s=args.timeout,

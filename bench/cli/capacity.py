@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from bench.capacity.decision import BOUNDS_MS, MAX_LAG_GROWTH, Thresholds
-from bench.cli._arguments import add_run_flag, comma_separated
+from bench.cli._arguments import add_run_flag
+from bench.settings import comma_separated
 from bench.topology.config import MODES
 
 

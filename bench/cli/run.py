@@ -10,10 +10,10 @@ from __future__ import annotations
 import json
 import sys
 
-from bench.cli._arguments import flag_arguments, parse_assignments
+from bench.cli._arguments import parse_assignments
 from bench.logs import describe
 from bench.run.options import CommandSettings, RunOptions
-from bench.topology.config import settings_of, value_type
+from bench.settings import flag_arguments, settings_of, value_type
 from groupings import GROUPINGS
 
 
@@ -38,7 +38,7 @@ def add_parsers(subparsers) -> None:
 def add_settings(parser, command: str) -> None:
     """One flag per setting of `RunOptions` and `CommandSettings` that `command` takes, in their
     fields' order: `--<name>` (a switch on by default: `--no-<name>`), the field's type and the
-    command line's default, help with unit and default (`bench.topology.config.Setting`)."""
+    command line's default, help with unit and default (`bench.settings.Setting`)."""
     for cls in (RunOptions, CommandSettings):
         for f, s in settings_of(cls):
             flag = s.flag_for(f)

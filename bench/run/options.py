@@ -1,11 +1,12 @@
 """The settings of a streaming run, each declared once: the topology's (`TopologySettings`), the
 run's own (`RunOptions`) and the `bench run` / `bench run-all` command's (`CommandSettings`).
 
-A field's metadata (`bench.topology.config.setting`) carries its help, unit, flag and Makefile
+A field's metadata (`bench.settings.setting`) carries its help, unit, flag and Makefile
 variable. From these fields come the command line's flags and their reading back into options
 (`bench/cli/run.py`), `docs/settings.md` and the README's table of Makefile variables
 (`bench.run.settings_doc`), and run.json's config block (`TopologyConfig.to_dict`). A new setting
-is one field here (or in `TopologySettings` when the topology reads it).
+is one field here (or in `TopologySettings` when the topology reads it, in `bench.settings.input`
+when the producer takes it too).
 """
 
 from __future__ import annotations
@@ -13,22 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from bench.topology.config import TopologySettings, setting
+from bench.settings import setting
+from bench.settings.input import ReplaySettings
+from bench.topology.config import TopologySettings
 from groupings import GROUPINGS
 
 
 @dataclass(frozen=True, kw_only=True)
-class RunOptions(TopologySettings):
-    """One streaming run as asked for: the topology's settings, then the input, the services, the
-    observer and the run's limits. `bench.run.prepare` checks them and derives a `TopologyConfig`."""
+class RunOptions(ReplaySettings, TopologySettings):
+    """One streaming run as asked for: the topology's settings, the input's replay (`ReplaySettings`),
+    then the services, the observer and the run's limits. `bench.run.prepare` checks them and
+    derives a `TopologyConfig`."""
 
-    partitions: int | None = field(default=None, metadata=setting("input topic partitions P", default_text="S"))
-    rate: float | None = field(default=None, metadata=setting(
-        "replay rate", "records/s", cli_default=500.0, zero_is_none=True, makefile="RATE",
-        details="0 = as fast as possible. With the default Kafka clock the rate sets the time span the groupings see"))
-    limit: int | None = field(default=None, metadata=setting(
-        "replay only the first N records", cli_default=30000, zero_is_none=True, makefile="LIMIT",
-        details="0 = all; 30000 take about 3 minutes end to end with the warm-up"))
     producers: int = field(default=1, metadata=setting(
         "producer processes sharing the replay",
         details="process j sends the partitions p with p mod N = j, at one process's intended times; more than "
@@ -36,16 +33,12 @@ class RunOptions(TopologySettings):
     run_id: str | None = field(default=None, metadata=setting(
         "name of the run; the same id resumes a stopped run from its checkpoint", makefile="RUN_ID",
         command_help=(("run-all", "prefix of the runs' ids (each run is <prefix>-<grouping>)"),)))
-    topic: str | None = field(default=None, metadata=setting(
-        "input topic", default_text="derived from dataset, limit, rate, partitions"))
     replay: bool = field(default=True, metadata=setting("consume an existing topic; fail if it is missing"))
     own_topic: bool = field(default=False, metadata=setting(
         "the default topic name gets the run id", flag=None,
         details="the command line sets it for a paced run that replays into the derived topic"))
     """A paced run replays into a topic of its own while it consumes it, so every paced run (each
     grouping of a run-all, each repetition) sees a live input."""
-    bootstrap_servers: str | None = field(default=None, metadata=setting(
-        "Kafka", default_text="the local stack, started if needed"))
     master: str | None = field(default=None, metadata=setting(
         "Spark master", default_text="local[N], N = max(workers, splitters, aggregators): one task slot per worker "
                                      "whatever the core count; any master works"))
@@ -72,7 +65,6 @@ class RunOptions(TopologySettings):
     results_dir: Path | None = field(default=None, metadata=setting("results folder", default_text="results/"))
     checkpoint_root: Path | None = field(default=None, metadata=setting(
         "checkpoints under ROOT/<run_id>", default_text="results/<run_id>/checkpoint"))
-    progress: bool = field(default=True, metadata=setting("do not print the replay's progress"))
     stop_after_batches: int | None = field(default=None, metadata=setting(
         "stop the query after this many committed data batches", flag=None, details="testing and fault drills"))
     rescale: str | None = field(default=None, metadata=setting(

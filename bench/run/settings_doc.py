@@ -14,7 +14,8 @@ from dataclasses import Field
 from pathlib import Path
 
 from bench.run.options import CommandSettings, RunOptions
-from bench.topology.config import Setting, TopologySettings, settings_of, value_type
+from bench.settings import Setting, settings_of, value_type
+from bench.topology.config import TopologySettings
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 SETTINGS_MD = REPO_ROOT / "docs" / "settings.md"
@@ -23,9 +24,12 @@ BEGIN, END = "<!-- settings:begin -->", "<!-- settings:end -->"
 """The markers around the README's table of Makefile variables."""
 
 SECTIONS = (
-    (TopologySettings, "The topology", "`TopologySettings`, bench/topology/config.py: what the Spark query is built with."),
-    (RunOptions, "The run", "`RunOptions`, bench/run/options.py: the input, the services, the observer and the run's "
-                            "limits."),
+    (TopologySettings, "The topology", "`TopologySettings`, bench/topology/config.py: what the Spark query is built "
+                                       "with; its dataset and dataset parameters are `DatasetSettings`, "
+                                       "bench/settings/input.py, which the producer takes too."),
+    (RunOptions, "The run", "`RunOptions`, bench/run/options.py: the input's replay (`ReplaySettings`, "
+                            "bench/settings/input.py, which the producer takes too), the services, the observer and "
+                            "the run's limits."),
     (CommandSettings, "The command", "`CommandSettings`, bench/run/options.py: which runs `bench run` and "
                                      "`bench run-all` start, and what they print."),
 )

@@ -4,20 +4,19 @@ Defaults are the reference's (dkg-reference.md §12) where it has one: 10 splitt
 1 ms of simulated cost per tuple, 15 s worker windows, 60 s aggregator windows.
 
 Each knob a user sets is declared once, as a field of `TopologySettings` whose metadata
-(`setting(...)`) says its help, unit and flag: the command line's flags (`bench/cli/run.py`),
+(`bench.settings.setting`) says its help, unit and flag: the command line's flags (`bench/cli/run.py`),
 `docs/settings.md` and the README's table of Makefile variables are made from these fields, and
 `bench.run.RunOptions` and `TopologyConfig` inherit them.
 """
 
 from __future__ import annotations
 
-import functools
-import types
-import typing
-from dataclasses import MISSING, Field, asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from bench.settings import setting
+from bench.settings.input import DatasetSettings
 from bench.topology import jvm_stage
 from datasets.base import MAX_KEY_BYTES
 from groupings import GROUPINGS
@@ -31,113 +30,15 @@ MIN_REALTIME_BATCH_S = 5
 """Spark's `spark.sql.streaming.realTimeMode.minBatchDuration` (5,000 ms by default)."""
 
 
-# -- settings: one declaration per knob -----------------------------------------------------------
-
-AS_DECLARED: Any = type("AsDeclared", (), {"__repr__": lambda self: "AS_DECLARED"})()
-"""`Setting.cli_default` when the command line's default is the field's own."""
-
-@dataclass(frozen=True)
-class Setting:
-    """What a setting says of itself, kept in its dataclass field's metadata (`setting(...)`).
-
-    The flag's help reads `<help>[, <unit>][ (default <value or default_text>)][; <details>]`.
-    """
-
-    help: str
-    unit: str = ""
-    """Of the value: `ms`, `s`, `records/s`, `UTF-8 bytes`; empty for counts and names."""
-    flag: str | None = ""
-    """"": `--<name>` (dashes for underscores), `--no-<name>` for a switch that is on by default;
-    another string: that flag; None: no flag (set by the code that builds the options)."""
-    cli_default: Any = AS_DECLARED
-    """The command line's default where it differs from the dataclass's (`--rate`: 500 records/s on
-    the command line, as fast as possible for a caller that gives none)."""
-    zero_is_none: bool = False
-    """The flag's 0 means None (`--rate 0`: as fast as possible, `--limit 0`: every record)."""
-    default_text: str = ""
-    """How the help states a default that is not a value (`S`, `the local stack's`)."""
-    details: str = ""
-    metavar: str | None = None
-    choices: tuple[str, ...] | None = None
-    makefile: str = ""
-    """The Makefile variable that passes this flag (`WORKERS`), if any."""
-    commands: tuple[str, ...] = ()
-    """The commands that take the flag (`run`, `run-all`); empty: every command of the settings."""
-    command_help: tuple[tuple[str, str], ...] = ()
-    """(command, help) where a command says it otherwise (`--run-id` of run-all: a prefix)."""
-
-    def flag_for(self, f: Field) -> str | None:
-        """The flag of field `f` (its name, dashed; `--no-<name>` for a switch on by default), or None."""
-        if self.flag != "":
-            return self.flag
-        if f.default is True:
-            return f"--no-{f.name.replace('_', '-')}"
-        return f"--{f.name.replace('_', '-')}"
-
-    def default_for(self, f: Field) -> Any:
-        """The value a command line that does not give the flag leaves in the field."""
-        if self.cli_default is not AS_DECLARED:
-            return self.cli_default
-        if f.default_factory is not MISSING:
-            return f.default_factory()
-        return None if f.default is MISSING else f.default
-
-    @property
-    def meaning(self) -> str:
-        return f"{self.help}; {self.details}" if self.details else self.help
-
-    @staticmethod
-    def show(value: Any) -> str:
-        """A default as the help and the docs write it: `500`, `1.5`, `kafka`."""
-        return f"{value:g}" if isinstance(value, float) else str(value)
-
-    def help_for(self, f: Field, command: str = "") -> str:
-        """The flag's help text (`command`: the command whose flag it is, for `command_help`)."""
-        text = dict(self.command_help).get(command, self.help) + (f", {self.unit}" if self.unit else "")
-        default = self.default_for(f)
-        if self.default_text:
-            text += f" (default: {self.default_text})"
-        elif not (isinstance(default, bool) or default is None or default == "" or default == {}):
-            text += f" (default {self.show(default)})"
-        return f"{text}; {self.details}" if self.details else text
-
-
-def setting(help: str, unit: str = "", **more: Any) -> dict[str, Setting]:
-    """Field metadata declaring a setting: `field(default=..., metadata=setting("help", "ms"))`."""
-    return {"setting": Setting(help, unit, **more)}
-
-
-def settings_of(cls: type) -> list[tuple[Field, Setting]]:
-    """The fields of dataclass `cls` that are settings, in declaration order (inherited first)."""
-    return [(f, f.metadata["setting"]) for f in fields(cls) if "setting" in f.metadata]
-
-
-@functools.cache
-def _type_hints(cls: type) -> dict[str, Any]:
-    return typing.get_type_hints(cls)  # evaluates the annotations' text: 4 ms a call
-
-
-def value_type(cls: type, f: Field) -> type:
-    """The type of field `f`'s values without None: int, float, str, bool, dict or Path."""
-    hint = _type_hints(cls)[f.name]
-    if isinstance(hint, types.UnionType) or typing.get_origin(hint) is typing.Union:
-        hint = next(a for a in typing.get_args(hint) if a is not type(None))
-    return typing.get_origin(hint) or hint
-
-
 @dataclass(frozen=True, kw_only=True)
-class TopologySettings:
-    """The topology's knobs a user sets per run: the grouping and dataset, parallelism, cost,
-    windows and trigger. `bench.run.RunOptions` adds the run's own settings, `TopologyConfig` the
+class TopologySettings(DatasetSettings):
+    """The topology's knobs a user sets per run: the dataset (`DatasetSettings`) and the grouping,
+    parallelism, cost, windows and trigger. `bench.run.RunOptions` adds the run's own settings, `TopologyConfig` the
     values derived when a run starts (its id, topic, folders)."""
 
     grouping: str = field(metadata=setting(" | ".join(GROUPINGS), cli_default="DYNAMIC_KEY", makefile="GROUPING",
                                            commands=("run",),
                                            details="or an installed plugin's name, or package.module:Class"))
-    dataset: str = field(metadata=setting("dataset name", cli_default="NYC_FLIGHTS", makefile="DATASET",
-                                          details="python -m datasets list lists them"))
-    dataset_params: dict = field(default_factory=dict, metadata=setting(
-        "dataset parameter, repeatable", flag="--dataset-param", metavar="K=V"))
     grouping_params: dict = field(default_factory=dict, metadata=setting(
         "grouping parameter, repeatable", flag="--param", metavar="K=V"))
     workers: int = field(default=10, metadata=setting("worker tasks W", makefile="WORKERS"))
@@ -163,7 +64,8 @@ class TopologySettings:
         "real-time mode: the real-time query's batch, its checkpoint interval", "s",
         details=f"at least {MIN_REALTIME_BATCH_S}; the query stalls for about a second at each batch boundary"))
     grouping_clock: str = field(default="kafka", metadata=setting(
-        "grouping clock: the tuple's Kafka timestamp or wall time at the splitter", choices=GROUPING_CLOCKS))
+        "grouping clock: the tuple's Kafka timestamp or wall time at the splitter", choices=GROUPING_CLOCKS,
+        details="with kafka, the replay rate sets the time span the groupings see"))
     max_key_bytes: int = field(default=MAX_KEY_BYTES, metadata=setting(
         "longest key", "UTF-8 bytes", details="a record with a longer key is a dead letter, reason 'key too long'"))
     worker_state: bool = field(default=False, metadata=setting(

@@ -17,7 +17,8 @@ from bench.cli.run import options_from
 from bench.run.options import CommandSettings, RunOptions
 from bench.run.settings_doc import (BEGIN, END, README, SETTINGS_MD, makefile_settings, makefile_settings_markdown,
                                     settings_markdown)
-from bench.topology.config import settings_of, value_type
+from bench.settings import settings_of, value_type
+from producers.__main__ import build_parser as producer_parser
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COMMANDS = ("run", "run-all")
@@ -173,10 +174,28 @@ def test_the_flags_other_commands_share_with_run_are_declared_once(command):
     """A flag that `simulate`, `capacity` or `nemesis` shares with `bench run` is run's setting
     (`add_run_flag`): its help begins with the setting's, its values have the setting's type (one
     value, or a comma-separated tuple of them); the exceptions are listed, with their reason."""
-    run = flags_of("run")
     shared = {flag: action for flag, action in flags_of(command).items()
-              if flag in run and flag not in OWN_MEANING[command]}
+              if flag in flags_of("run") and flag not in OWN_MEANING[command]}
     assert len(shared) >= 4, sorted(shared)
+    assert_declared_as_runs(command, shared)
+
+
+def test_the_producers_flags_that_run_takes_too_are_its_settings():
+    """The producer (`python -m producers`) takes the input's flags from the same settings as `bench
+    run` (`bench.settings.input`), with its own defaults."""
+    producer = {opt: a for a in producer_parser()._actions for opt in a.option_strings if opt.startswith("--")}
+    shared = {flag: action for flag, action in producer.items() if flag in flags_of("run")}
+    assert set(shared) == {"--dataset", "--dataset-param", "--topic", "--bootstrap-servers", "--partitions", "--rate",
+                           "--limit", "--no-progress"}
+    assert_declared_as_runs("producer", shared)
+    args = producer_parser().parse_args(["D", "-t", "T", "-p", "s=1.2", "--no-progress"])
+    assert (args.dataset_param, args.no_progress, args.partitions, args.rate, args.limit) == (["s=1.2"], True, 10,
+                                                                                             None, None)
+
+
+def assert_declared_as_runs(command: str, shared: dict[str, argparse.Action]) -> None:
+    """Each of `command`'s `shared` flags has the help and the type of `bench run`'s setting."""
+    run = flags_of("run")
     settings = {s.flag_for(f): (cls, f, s) for cls in (RunOptions, CommandSettings) for f, s in settings_of(cls)}
     for flag, action in shared.items():
         cls, f, s = settings[flag]

@@ -58,3 +58,11 @@ def test_dataset_as_option_or_positional():
     assert p.returncode == 2 and "dataset is required" in p.stderr
     p = _run("ZIPF", "--dataset", "GOLDEN_SKEW", "-t", "x")
     assert p.returncode == 2 and "two datasets" in p.stderr
+
+
+@pytest.mark.parametrize("flag", ["--rate", "--limit"])
+def test_a_negative_rate_or_limit_is_refused_before_the_broker(flag):
+    """`--rate` and `--limit` are `bench run`'s settings: 0 means as fast as possible and every
+    record; below 0 is a usage error (exit 2), refused before the broker is tried."""
+    p = _run("GOLDEN_SKEW", "-t", "x", "-b", f"127.0.0.1:{_closed_port()}", flag, "-1")
+    assert p.returncode == 2 and f"{flag} must be >= 0" in p.stderr
