@@ -219,14 +219,18 @@ def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: floa
     micro-batch mode, Spark's floor (`spark_floor_ms`: the empty query's median batch cycle at the
     step's median batch size, `bench.run.floor`, measured after the run, so neither its CPU nor its
     figures include it; None, with a warning, when it could not be measured); and the prepared run
-    (its stack). Recorded nowhere but in the run's own folder (summary.json's `spark_floor`)."""
+    (its stack). Recorded nowhere but in the run's own folder (summary.json's `spark_floor`).
+
+    Raises: KeyboardInterrupt: Ctrl-C during the step's run (the run stops as `bench run` does, its
+        status `interrupted`): the step is not decided."""
     factors = (1, *EXTENSIONS)
     for i, factor in enumerate(factors):
         run_options = step_options(options, grouping, cost_ms, rate, tag if factor == 1 else f"{tag}-x{factor}",
                                    mode, options.step_s * factor)
         prepared = prepare(run_options, log=log)
         jvm, driver, main_thread = jvm_cpu_seconds(spark), driver_cpu_seconds(), time.thread_time()
-        run_stream(prepared, spark=spark, log=lambda *_: None)
+        if run_stream(prepared, spark=spark, log=lambda *_: None).get("status") == "interrupted":
+            raise KeyboardInterrupt  # Ctrl-C reached the step's run, which stopped and kept its folder
         step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
         driver = driver_cpu_seconds() - driver - (time.thread_time() - main_thread)
         jvm = None if jvm is None or (after := jvm_cpu_seconds(spark)) is None else after - jvm
@@ -341,9 +345,11 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
 
     Per cost and grouping: an uncounted warm-up step of each harness mode (`warm_up_step`; a Storm
     step has its own, `run_storm_step`), then the repetitions, each running every system's ladder in
-    the order `rotated` gives it, so that no system always runs first or last."""
+    the order `rotated` gives it, so that no system always runs first or last. A Ctrl-C ends the
+    run at once: the record keeps the ladders that finished before it, and says `interrupted`."""
     spark = build_session(session_master(options), options.aggregators)
     ladders, warm_ups = [], []
+    interrupted = False
     try:
         services = None  # the broker and InfluxDB of the Storm peer's steps (a harness step prepares its own)
         if "storm" in options.peers:
@@ -362,9 +368,12 @@ def run_capacity(options: CapacityOptions, log=print) -> dict:
                             steps = run_storm_ladder(options, grouping, cost_ms, rep, services, log,
                                                      storm_batch(system))
                         ladders.append(ladder_record(system, grouping, cost_ms, rep, steps))
+    except KeyboardInterrupt:
+        interrupted = True
+        log(f"capacity: interrupted; the record keeps the {len(ladders)} ladder(s) that finished")
     finally:
         spark.stop()
-    return {"options": {**asdict(options), "results_dir": str(options.results_dir)},
+    return {"options": {**asdict(options), "results_dir": str(options.results_dir)}, "interrupted": interrupted,
             "warm_up_steps": warm_ups, "ladders": ladders, "capacity": summarize(ladders, options.bounds_ms)}
 
 
@@ -460,8 +469,7 @@ def format_capacity_table(rows: list[dict], bound_ms: float | None = None) -> st
              floor_cell(r)] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = [] if bound_ms is None else [f"under p99 <= {bound_ms:g} ms:"]
-    lines += ["  ".join(h.ljust(w) for h, w in zip(head, widths))]
-    lines += ["  ".join(c.ljust(w) for c, w in zip(b, widths)) for b in body]
+    lines += ["  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip() for cells in (head, *body)]
     if any(any(r["lower_bounds"]) for r in rows):
         lines.append(">= : every step of the ladder held, so the capacity is at least its top rate (raise --rates)")
     if any(0 in r["values"] and r.get("first_rate") for r in rows):

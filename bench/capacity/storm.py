@@ -97,7 +97,10 @@ def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, 
     `topology.producer.batch.size` = `producer_batch`. With `warm_up_rate`, the peer's JVM first
     runs the ladder's warm-up step (`step_s` of input at that rate, not counted), as the harness's
     session does once per ladder (`ladder.warm_up_step`), then the step's records. A peer that fails
-    (a count short, no progress) makes a step that does not hold, with its error as the reason."""
+    (a count short, no progress) makes a step that does not hold, with its error as the reason.
+
+    Raises: KeyboardInterrupt: Ctrl-C during the step (the replay stops and flushes, the peer's JVM is
+        ended): the step is not decided."""
     records = max(1, int(rate * step_s))
     warm_up = max(1, int(warm_up_rate * step_s)) if warm_up_rate else 0
     ensure_topics(bootstrap, {topic: PARTITIONS})
@@ -109,19 +112,38 @@ def run_storm_step(bootstrap: str, dataset: str, grouping: str, cost_ms: float, 
                 bootstrap, topic, warm_up + records, grouping, cost_ms=cost_ms,
                 warm_up_fraction=min(0.95, (warm_up + warmup_s * rate) / (warm_up + records)),
                 extra=[*fitted_executors(cost_ms), "--window-s", "5", "--producer-batch-size", str(producer_batch)],
-                timeout_s=STORM_START_S + 20 * step_s * (2 if warm_up else 1) + 300)
+                timeout_s=STORM_START_S + 20 * step_s * (2 if warm_up else 1) + 300,
+                started=lambda proc: outcome.__setitem__("process", proc))
         except Exception as e:  # noqa: BLE001 - reported as the step's reason; the ladder goes on
             outcome["error"] = one_line(e)
 
+    def send(at_rate: float, limit: int):
+        sent = replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=at_rate, limit=limit,
+                      progress=False, key_stats=False, processes=producers)
+        if sent.interrupted:
+            raise KeyboardInterrupt
+        return sent
+
     thread = threading.Thread(target=peer, name=f"storm-peer-{topic}", daemon=True)
     thread.start()
-    time.sleep(STORM_START_S)
-    if warm_up:
-        replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=warm_up_rate, limit=warm_up,
-               progress=False, key_stats=False, processes=producers)
-    sent = replay(get_dataset(dataset), topic, bootstrap, partitions=PARTITIONS, rate=rate, limit=records,
-                  progress=False, key_stats=False, processes=producers)
-    thread.join()
+    try:
+        time.sleep(STORM_START_S)
+        if warm_up:
+            send(warm_up_rate, warm_up)
+        sent = send(rate, records)
+        thread.join()
+    except KeyboardInterrupt:
+        end_peer(outcome, thread)
+        raise
     result = outcome.get("result") or {"ok": False, "outcome": f"failed: {outcome.get('error')}"}
     return measure_storm_step(result, rate, records, int(sent.first_timestamp_ms or 0), warmup_s, thresholds, topic,
                               producer_batch, warm_up)
+
+
+def end_peer(outcome: dict, thread: threading.Thread, wait_s: float = 30.0) -> None:
+    """End a step's peer JVM (`outcome["process"]`, once started) and wait up to `wait_s` for its
+    thread: a Ctrl-C in a terminal reaches the JVM too, a SIGINT to this process alone does not."""
+    process = outcome.get("process")
+    if process is not None and process.poll() is None:
+        process.terminate()
+    thread.join(wait_s)

@@ -109,9 +109,14 @@ def main(args) -> int:
         modes=modes, bounds_ms=bounds, realtime_batch_s=args.realtime_batch_s, producers=args.producers,
     )
     record = run_capacity(options)
+    if record["interrupted"] and not record["ladders"]:
+        print("capacity: interrupted before a ladder finished: nothing written", file=sys.stderr)
+        return 130
+    conditions = conditions_line(args, options)
+    if record["interrupted"]:
+        conditions += "\n" + interrupted_line(record)
     out.mkdir(parents=True, exist_ok=True)
     (out / "capacity.json").write_text(json.dumps(record, indent=2, default=str))
-    conditions = conditions_line(args, options)
     tables = format_capacity_tables(record["capacity"], bounds)
     (out / "capacity.txt").write_text(f"command: {' '.join(sys.argv)}\n{conditions}\n\n{tables}\n")
     fig = capacity_figure(record)
@@ -121,7 +126,13 @@ def main(args) -> int:
     print(conditions)
     print(tables)
     print(f"record: {out}")
-    return 0
+    return 130 if record["interrupted"] else 0
+
+
+def interrupted_line(record: dict) -> str:
+    """What a record cut short by Ctrl-C holds, for the output and capacity.txt."""
+    return (f"interrupted (Ctrl-C): the tables hold the {len(record['ladders'])} ladder(s) that finished before it; "
+            "a system, grouping or repetition missing from them did not run, and the step under way was dropped")
 
 
 def conditions_line(args, options) -> str:

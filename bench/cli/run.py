@@ -177,6 +177,9 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
     except (RunError, ValueError) as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt:
+        print("interrupted while recording the input: the same command resumes it", file=sys.stderr)
+        return 130
     if len(prepared) == 1 and not measures_latency(prepared[0]):
         return _report([run_stream(prepared[0])], args.json)
     summaries = []
@@ -197,6 +200,8 @@ def _run_many(args, groupings: list[str], single: bool) -> int:
             if live and summary["status"] == "completed" and not p.config.realtime:
                 summary = _with_floor(spark, p, summary)
             summaries.append(summary)
+            if summary["status"] == "interrupted":
+                break  # Ctrl-C ends the whole command, not only the run under way
     finally:
         if spark is not None:
             spark.stop()

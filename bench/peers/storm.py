@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from bench import latency
@@ -63,7 +63,7 @@ def build_storm_peer(quiet: bool = False) -> list[Path]:
 
 def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, cost_ms: float = 0.0,
                    warm_up_fraction: float = WARM_UP_FRACTION, extra: Sequence[str] = (),
-                   timeout_s: float = 900.0) -> dict:
+                   timeout_s: float = 900.0, started: Callable[[subprocess.Popen], None] | None = None) -> dict:
     """One Storm peer run (a fresh JVM with a LocalCluster) over `topic` from its start, its spout's
     consumer with the harness's settings (`max.poll.records`, `fetch.max.wait.ms` of
     `bench.topology.spout.CONSUMER_OPTIONS`); `extra` options come after them and win. The JVM
@@ -71,9 +71,11 @@ def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, c
     `DRIVER_JAVA_OPTIONS`): the parallel collector speeds both systems up alike (Storm's SHUFFLE
     +5 to +13 % in three pairs of runs, 2026-11-26), so the ratio compares the systems, not a setting.
 
+    `started` is handed the peer's process as soon as it runs (a caller that stops early ends it).
+
     Returns: the peer's JSON result (`steady_rate`, `worker_loads`, counts, `settings` ...).
     Raises: RuntimeError when the peer fails (a count does not match, no progress, or a crash),
-        with its last output lines.
+        with its last output lines; subprocess.TimeoutExpired after `timeout_s` (the peer killed).
     """
     classpath = ":".join(str(p) for p in build_storm_peer(quiet=True))
     cmd = ["java", f"-Xmx{DRIVER_MEMORY}", *DRIVER_JAVA_OPTIONS.split(), "-cp", classpath,
@@ -82,12 +84,20 @@ def run_storm_peer(bootstrap: str, topic: str, records: int, grouping: str, *, c
            "--warm-up-fraction", str(warm_up_fraction),
            "--max-poll-records", CONSUMER_OPTIONS["kafka.max.poll.records"],
            "--fetch-max-wait-ms", CONSUMER_OPTIONS["kafka.fetch.max.wait.ms"], *extra]
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as proc:
+        if started is not None:
+            started(proc)
+        try:
+            stdout, stderr = proc.communicate(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.communicate()
+            raise
     try:
-        result = parse_peer_output(proc.stdout)
+        result = parse_peer_output(stdout)
     except ValueError:
         result = None
     if proc.returncode != 0 or result is None or not result.get("ok"):
-        raise RuntimeError(f"Storm peer {grouping} failed (exit {proc.returncode}):\n{proc.stdout[-1500:]}\n"
-                           f"{proc.stderr[-1500:]}")
+        raise RuntimeError(f"Storm peer {grouping} failed (exit {proc.returncode}):\n{stdout[-1500:]}\n"
+                           f"{stderr[-1500:]}")
     return result

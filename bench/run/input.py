@@ -29,18 +29,25 @@ def record_input(prepared: list[Prepared], log=print) -> None:
                 summary = replay(p.dataset, topic, p.config.bootstrap_servers, partitions=p.options.partitions,
                                  rate=None, limit=p.options.limit, progress=p.options.progress, resume=True,
                                  processes=p.options.producers)
-            if not summary.ok:
-                raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
+            check_replay(summary, topic)
             done.add(topic)
         p.topic_exists = True
 
 
 def replayed(summary, topic: str, attempt: dict):
-    """The replay's summary, recorded in the attempt; RunError if a record was not delivered."""
+    """The replay's summary, recorded in the attempt (`check_replay`)."""
     attempt["records_replayed"] = summary.records
+    check_replay(summary, topic)
+    return summary
+
+
+def check_replay(summary, topic: str) -> None:
+    """Raises KeyboardInterrupt if a Ctrl-C stopped the replay (it flushed what it had handed over:
+    the run is interrupted, and resumable), RunError if a record was not delivered."""
+    if summary.interrupted:
+        raise KeyboardInterrupt
     if not summary.ok:
         raise RunError(f"the replay into {topic} did not complete: {summary.errors[:3]}")
-    return summary
 
 
 class BackgroundReplay:

@@ -282,3 +282,72 @@ def test_a_ladder_climbs_until_its_first_step_that_does_not_hold():
     assert [s["rate"] for s in climb([250, 500, 1000, 2000], step_at)] == [250, 500, 1000]
     assert asked == [250, 500, 1000]  # 2,000 is never run
     assert [s["holds"] for s in climb([250, 500], step_at)] == [True, True]
+
+
+def test_a_ctrl_c_ends_the_capacity_run_and_keeps_the_ladders_that_finished(monkeypatch, tmp_path, capsys):
+    from bench.__main__ import main as bench_main
+    from bench.capacity import ladder
+
+    class Session:
+        stopped = False
+
+        def stop(self):
+            Session.stopped = True
+
+    held = [{"rate": 1000, "holds": True, "p99_ms": 80.0}, {"rate": 2000, "holds": False, "p99_ms": 9000.0}]
+    ran = []
+
+    def run_ladder(options, grouping, cost_ms, rep, spark, log, mode):
+        ran.append(rep)
+        if rep == 2:  # Ctrl-C during the third repetition's ladder
+            raise KeyboardInterrupt
+        return held
+
+    monkeypatch.setattr(ladder, "build_session", lambda *_: Session())
+    monkeypatch.setattr(ladder, "warm_up_step", lambda *args: {"holds": True})
+    monkeypatch.setattr(ladder, "run_ladder", run_ladder)
+    options = ladder.CapacityOptions(groupings=["KEY", "SHUFFLE"], costs_ms=[0.0], rates=[1000, 2000],
+                                     modes=("realtime",))
+    record = ladder.run_capacity(options, log=lambda *_: None)
+    assert record["interrupted"] and Session.stopped and ran == [0, 1, 2]  # SHUFFLE never started
+    assert [(r["grouping"], r["values"]) for r in record["capacity"]] == [("KEY", [1000.0, 1000.0])]
+
+    # the command writes what finished, says it was cut short, and exits as an interrupted program does
+    out = tmp_path / "cut"
+    assert bench_main(["capacity", "--groupings", "KEY,SHUFFLE", "--cost-ms", "0", "--rates", "1000,2000",
+                       "--modes", "realtime", "--out", str(out)]) == 130
+    text = (out / "capacity.txt").read_text()
+    assert "interrupted (Ctrl-C): the tables hold the 2 ladder(s) that finished" in text
+    assert "1000,1000" in text and not any(line != line.rstrip() for line in text.splitlines())
+    ran.clear()
+    monkeypatch.setattr(ladder, "run_ladder", lambda *args: (_ for _ in ()).throw(KeyboardInterrupt))
+    assert bench_main(["capacity", "--groupings", "KEY", "--cost-ms", "0", "--rates", "1000",
+                       "--modes", "realtime", "--out", str(tmp_path / "none")]) == 130
+    assert "nothing written" in capsys.readouterr().err and not (tmp_path / "none").exists()
+
+
+def test_a_ctrl_c_during_a_storm_step_ends_the_peers_jvm_and_decides_nothing(monkeypatch):
+    import subprocess
+    import sys
+    from types import SimpleNamespace
+
+    from bench.capacity import storm
+
+    processes = []
+
+    def peer(*args, started, **kwargs):  # a real child process in the peer JVM's place
+        with subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)"]) as proc:
+            processes.append(proc)
+            started(proc)
+            proc.wait()
+        raise RuntimeError(f"exit {proc.returncode}")
+
+    monkeypatch.setattr(storm, "STORM_START_S", 0.5)
+    monkeypatch.setattr(storm, "ensure_topics", lambda *args: None)
+    monkeypatch.setattr(storm, "get_dataset", lambda name: None)
+    monkeypatch.setattr(storm, "run_storm_peer", peer)
+    # the replay took the Ctrl-C: it flushed what it had handed over and says it was interrupted
+    monkeypatch.setattr(storm, "replay", lambda *args, **kwargs: SimpleNamespace(interrupted=True))
+    with pytest.raises(KeyboardInterrupt):
+        storm.run_storm_step("127.0.0.1:1", "COUNTRY_SKEW_R80", "KEY", 0.0, 1000.0, 1.0, 0.5, Thresholds(), "t")
+    assert len(processes) == 1 and processes[0].returncode is not None

@@ -44,7 +44,7 @@ def test_recording_the_input_keeps_the_producers_client_lines_off_the_console(tm
     def replay(dataset, topic, *args, **kwargs):
         logging.getLogger("producers").warning("GETPID [bench-producer#producer-7] [thrd:main]: Failed to acquire "
                                                "idempotence PID from broker: Coordinator load in progress: retrying")
-        return SimpleNamespace(ok=True, errors=[])
+        return SimpleNamespace(ok=True, interrupted=False, errors=[])
 
     monkeypatch.setattr("bench.run.input.replay", replay)  # record_input's producer
     run = SimpleNamespace(topic_exists=False, dataset=SimpleNamespace(name="NYC_FLIGHTS"),
