@@ -10,7 +10,7 @@ the dataset's event time. ``python -m producers --help`` for the command line.
 """
 
 from .broker import BrokerUnreachable, TopicMismatch, check_broker, ensure_topic
-from .pacing import MissingEventTime, Schedule, parse_speed
+from .pacing import MissingEventTime, Schedule
 from .replay import expected_records, produce_records, replay
 from .resume import ReplayMismatch, TopicState, inspect_topic
 from .summary import ReplaySummary
@@ -27,7 +27,6 @@ __all__ = [
     "ensure_topic",
     "expected_records",
     "inspect_topic",
-    "parse_speed",
     "produce_records",
     "replay",
 ]

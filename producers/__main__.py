@@ -17,12 +17,12 @@ import sys
 from pathlib import Path
 
 from bench.settings import add_flag
-from bench.settings.input import DatasetSettings, ReplaySettings
+from bench.settings.input import DatasetSettings, PaceSettings, ReplaySettings
 from datasets import DatasetFileMissing, get_dataset
 from datasets.cli import parse_params
 
 from .broker import BrokerUnreachable, TopicMismatch
-from .pacing import MissingEventTime, parse_speed
+from .pacing import MissingEventTime
 from .replay import replay
 
 EXIT_OK, EXIT_UNDELIVERED, EXIT_USAGE, EXIT_BROKER, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
@@ -47,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_flag(ap, ReplaySettings, "partitions", default=10, short=("-P",))
     pace = ap.add_mutually_exclusive_group()
     add_flag(pace, ReplaySettings, "rate", default=None, short=("-r",), also="open-loop")
-    pace.add_argument("--speed", "-s", help="xK: K times the dataset's own event-time speed (e.g. x10)")
+    add_flag(pace, PaceSettings, "speed", short=("-s",))
     pace.add_argument("--unlimited", action="store_true", help="as fast as possible (the default)")
     add_flag(ap, ReplaySettings, "limit", default=None, short=("-n",))
     add_flag(ap, DatasetSettings, "dataset_params", short=("-p",))
@@ -73,7 +73,6 @@ def main(argv: list[str] | None = None) -> int:
     if not args.dataset:
         parser.error("a dataset is required (python -m datasets list)")
     try:
-        speed = parse_speed(args.speed) if args.speed is not None else None
         for flag, value in (("--rate", args.rate), ("--limit", args.limit)):
             if value is not None and value < 0:
                 raise ValueError(f"{flag} must be >= 0 (0: {'as fast as possible' if flag == '--rate' else 'all'}), "
@@ -87,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
             args.bootstrap_servers,
             partitions=args.partitions,
             rate=args.rate or None,
-            speed=speed,
+            speed=args.speed,
             limit=args.limit or None,
             progress=not args.no_progress,
             start_ms=args.start_ms,

@@ -9,7 +9,6 @@ omission, as in the OpenMessaging Benchmark).
 
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass
 from typing import Protocol
@@ -82,23 +81,6 @@ class Schedule:
             off = self._last_offset
         self._last_offset = off
         return off
-
-
-_SPEED = re.compile(r"^[xX]?(\d+(?:\.\d*)?|\.\d+)$")
-
-
-def parse_speed(text: str | float) -> float:
-    """``"x10"``, ``"10"`` or ``10`` -> 10.0 (the reference's ``x<N>`` notation)."""
-    if isinstance(text, (int, float)):
-        value = float(text)
-    else:
-        m = _SPEED.match(text.strip())
-        if not m:
-            raise ValueError(f"bad speed {text!r}: expected xK, e.g. x10 or x0.5")
-        value = float(m.group(1))
-    if not value > 0:
-        raise ValueError(f"speed must be > 0, got {text!r}")
-    return value
 
 
 def sleep_until(deadline_ns: int, clock=time.perf_counter_ns, stop: Stoppable | None = None) -> None:

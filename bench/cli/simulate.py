@@ -6,6 +6,8 @@ import sys
 from pathlib import Path
 
 from bench.cli._arguments import add_run_flag, parse_assignments
+from bench.settings import add_flag
+from bench.settings.input import PaceSettings
 from bench.simulate.cost_profiles import cost_model, profile_names
 from groupings import GROUPINGS, canonical_grouping
 from groupings.rescaling import make_protocol, parse_schedule
@@ -26,7 +28,7 @@ def add_parsers(subparsers) -> None:
     add_run_flag(p, "splitters")
     add_run_flag(p, "grouping_params")
     p.add_argument("--rate", type=float, help="virtual clock: records/s (default: the dataset's own times)")
-    p.add_argument("--speed", type=float, help="virtual clock: the dataset's own times sped up K times")
+    add_flag(p, PaceSettings, "speed", also="for the virtual clock")
     p.add_argument("--limit", type=int, help="records to read")
     p.add_argument("--from-topic", help="read this recorded input topic instead (its Kafka timestamps are the clock)")
     p.add_argument("--bootstrap-servers", help="Kafka for --from-topic (default: the local stack)")

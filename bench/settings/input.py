@@ -1,14 +1,17 @@
-"""The input's settings, declared once for the two commands that take them: `bench run` (and every
-command that borrows its flags) and the producer, `python -m producers`.
+"""The input's settings, declared once for the commands that take them: `bench run` (and every
+command that borrows its flags), the producer, `python -m producers`, and the simulator.
 
 `DatasetSettings` is what the topology records of its input (`bench.topology.config.TopologySettings`
 inherits it); `ReplaySettings` is how the input is replayed into Kafka (`bench.run.RunOptions`
 inherits it). The producer's command line takes the same fields' flags with its own defaults
-(`producers.__main__`): one flag, one type, one help in both.
+(`producers.__main__`): one flag, one type, one help in both. `PaceSettings` is the pace by the
+dataset's own clock, which the producer and the simulator's virtual clock take (`bench simulate`).
 """
 
 from __future__ import annotations
 
+import argparse
+import math
 from dataclasses import dataclass, field
 
 from bench.settings import setting
@@ -40,3 +43,33 @@ class ReplaySettings:
     bootstrap_servers: str | None = field(default=None, metadata=setting(
         "Kafka", default_text="the local stack, started if needed"))
     progress: bool = field(default=True, metadata=setting("do not print the replay's progress"))
+
+
+class BadSpeed(ValueError, argparse.ArgumentTypeError):
+    """A speed that is not `xK` or a number above 0 (argparse prints its message as it is)."""
+
+
+class Speed(float):
+    """K of the reference's `xK`: the dataset's own event times sped up K times. Reads `x10`, `X2.5`,
+    `10` or a number; the value is a float.
+
+    Raises: BadSpeed (a ValueError): not `xK` or a number, or not above 0."""
+
+    def __new__(cls, value: str | float) -> "Speed":
+        text = str(value).strip()
+        try:
+            speed = float(text[1:] if text[:1] in ("x", "X") else text)
+        except ValueError:
+            raise BadSpeed(f"bad speed {value!r}: expected xK, e.g. x10 or x0.5") from None
+        if not (speed > 0 and math.isfinite(speed)):
+            raise BadSpeed(f"speed must be finite and > 0, got {value!r}")
+        return super().__new__(cls, speed)
+
+
+@dataclass(frozen=True, kw_only=True)
+class PaceSettings:
+    """The pace of the records by the dataset's own clock (each record's event time)."""
+
+    speed: Speed | None = field(default=None, metadata=setting(
+        "K times the dataset's own event-time speed", metavar="xK", details="x10, 10 or 0.5"))
+

@@ -193,6 +193,19 @@ def test_the_producers_flags_that_run_takes_too_are_its_settings():
                                                                                              None, None)
 
 
+def test_the_producer_and_the_simulator_take_one_speed():
+    """`--speed xK` of the producer and of the simulator's virtual clock: one setting
+    (`bench.settings.input.PaceSettings`), one type, one help."""
+    from bench.settings.input import PaceSettings, Speed
+
+    (f, s), = settings_of(PaceSettings)
+    producer = {opt: a for a in producer_parser()._actions for opt in a.option_strings}
+    for command, action in (("producer", producer["--speed"]), ("simulate", flags_of("simulate")["--speed"])):
+        assert action.type is Speed and action.metavar == "xK" and action.help.startswith(s.help), command
+    assert producer_parser().parse_args(["D", "-t", "T", "-s", "x10"]).speed == 10.0
+    assert parser("simulate").parse_args(["--dataset", "D", "--speed", "0.5"]).speed == 0.5
+
+
 def assert_declared_as_runs(command: str, shared: dict[str, argparse.Action]) -> None:
     """Each of `command`'s `shared` flags has the help and the type of `bench run`'s setting."""
     run = flags_of("run")

@@ -6,7 +6,8 @@ import time
 
 import pytest
 
-from producers.pacing import MissingEventTime, Schedule, parse_speed, sleep_until
+from bench.settings.input import Speed
+from producers.pacing import MissingEventTime, Schedule, sleep_until
 
 
 def test_rate_offsets():
@@ -39,11 +40,11 @@ def test_bad_schedules(kwargs):
         Schedule(**kwargs)
 
 
-def test_parse_speed():
-    assert parse_speed("x10") == 10.0 and parse_speed("X2.5") == 2.5 and parse_speed("4") == 4.0 and parse_speed(3) == 3.0
-    for bad in ("x0", "fast", "x-1", ""):
+def test_a_speed_reads_the_references_xk_notation():
+    assert Speed("x10") == 10.0 and Speed("X2.5") == 2.5 and Speed("4") == 4.0 and Speed(3) == 3.0
+    for bad in ("x0", "fast", "x-1", "", "inf", "nan", "xx2"):
         with pytest.raises(ValueError):
-            parse_speed(bad)
+            Speed(bad)
 
 
 def test_sleep_until():
