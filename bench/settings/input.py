@@ -72,4 +72,3 @@ class PaceSettings:
 
     speed: Speed | None = field(default=None, metadata=setting(
         "K times the dataset's own event-time speed", metavar="xK", details="x10, 10 or 0.5"))
-
