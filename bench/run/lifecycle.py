@@ -197,25 +197,25 @@ class StreamRun:
             self.spans.stopping_since = None
 
     def start(self) -> None:
-        """The query (after a rescale a killed driver left half done), the observer's ticks, and the
-        replay of what the input topic lacks."""
-        rescaler, state = self.rescaler, self.input_state
+        """The query (after the rescale a killed driver left half done), the observer, `replay_missing`."""
+        rescaler = self.rescaler
         if rescaler is not None and not rescaler.live and rescaler.next_index() is not None \
                 and rescaler.journal.event(rescaler.next_index()):
-            # a driver killed in the middle of a rescale: finish it before the query runs again
             rescaler.anchor_clock()
             self.topology = self.run_event(None)
             self.config = rescaler.config
         else:
             self.topology = self.start_query(self.config)
         self.observer.start(self.options.observer_tick_s)
-        if state is not None and state.state == "mismatch":
-            raise RunError(str(state.mismatch_error(self.config.bootstrap_servers)))
-        if state is not None and state.state != "complete":
-            self._replay(state)
+        self.replay_missing()
 
-    def _replay(self, state) -> None:
-        o, config = self.options, self.config
+    def replay_missing(self) -> None:
+        """The replay of what the input topic lacks. RunError if it holds records not of the input."""
+        state, o, config = self.input_state, self.options, self.config
+        if state is not None and state.state == "mismatch":
+            raise RunError(str(state.mismatch_error(config.bootstrap_servers)))
+        if state is None or state.state == "complete":
+            return
         if state.state == "prefix":
             self.log(f"{state.describe()}: resuming the replay with the {state.missing:,} missing records "
                      "(same partitions and intended timestamps; idempotent producer)")

@@ -93,22 +93,11 @@ class RealtimeRun(StreamRun):
                            f"aggregator run beside them), the session has {self.slots} "
                            f"({self.spark.sparkContext.master}): use --master local[{needed}] or a cluster with as "
                            "many cores")
-        rescaler = self.rescaler
-        if rescaler is not None and not rescaler.live and rescaler.next_index() is not None \
-                and rescaler.journal.event(rescaler.next_index()):
-            # a driver killed in the middle of a rescale: finish it before the real-time query runs again
-            rescaler.anchor_clock()
-            self.topology = self.run_event(None)
-            self.config = rescaler.config
-        else:
-            self.topology = self.start_query(self.config)
-        self.observer.start(self.options.observer_tick_s)
-        self.wait_ready()
-        state = self.input_state
-        if state is not None and state.state == "mismatch":
-            raise RunError(str(state.mismatch_error(self.config.bootstrap_servers)))
-        if state is not None and state.state != "complete":
-            self._replay(state)
+        super().start()
+
+    def replay_missing(self) -> None:
+        self.wait_ready()  # before the replay or the input audit (`wait_ready`)
+        super().replay_missing()
 
     def wait_ready(self) -> None:
         """Until every task of the real-time query runs, before the replay or the input audit: records
