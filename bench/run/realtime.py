@@ -96,7 +96,8 @@ class RealtimeRun(StreamRun):
         super().start()
 
     def replay_missing(self) -> None:
-        self.wait_ready()  # before the replay or the input audit (`wait_ready`)
+        """`StreamRun.replay_missing` once every task of the real-time query runs (`wait_ready`)."""
+        self.wait_ready()
         super().replay_missing()
 
     def wait_ready(self) -> None:
