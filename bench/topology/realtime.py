@@ -97,8 +97,6 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
                                                  spout.REALTIME_CONSUMER_OPTIONS)
     routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
                                       config.grouping_params, rescale, transfers, real_time=True)
-    if transfers is None:  # the grouping stage ran with no time mode (GroupingStage.apply): event time again
-        routed = routed.withWatermark("event_ts", f"{config.watermark_delay_s} seconds")
     # the routing summary's column carries the state-transfer records here (GroupingStage.OUTPUT)
     routed = routed.withColumnRenamed(jvm_stage.routed_column(spark), state_transfer.TRANSFER_COLUMN)
     worked = worker.placed_and_worked(routed, config.worker_space, config.cost_ms, config.cost_every)
