@@ -120,7 +120,9 @@ def apply_grouping(tuples, grouping: str, workers: int, clock: str, params: dict
                    rescale: str = "{}", controls=None, real_time: bool = False):
     """`splitter.split` output -> the grouping stage's OUTPUT rows (`output_schema`), routed in the JVM
     (`GroupingStage.apply`) by `grouping` with `params` (JVM_PARAMETERS; None: its defaults);
-    `event_ts` is again the event-time column. The session needs `jars()`.
+    `event_ts` is again the event-time column, except in Real-Time Mode without `controls`, where the
+    operator runs with no time mode: the caller defines the watermark on its output and none on
+    `tuples` (Spark refuses a watermark below another). The session needs `jars()`.
 
     Args: rescale: `rescale_spec`; controls: a live rescale's switch rows (`control_schema`,
         `rescale_channel.switch_rows`), or None; real_time: the query runs in Real-Time Mode (one

@@ -59,11 +59,13 @@ def _columns(df: DataFrame) -> DataFrame:
     )
 
 
-def read_kafka(spark: SparkSession, config: TopologyConfig) -> DataFrame:
+def read_kafka(spark: SparkSession, config: TopologyConfig, watermark: bool = True) -> DataFrame:
     """The streaming source of the input and control topics (in real-time mode the input topic
     only: its windows are closed downstream, `bench.topology.realtime`). Columns: `topic, partition,
     offset, kafka_ts (timestamp), value (string), raw (binary)`, with the event-time watermark on
-    `kafka_ts` (delay `watermark_delay_s`)."""
+    `kafka_ts` (delay `watermark_delay_s`) unless `watermark` is False: a query that defines its
+    watermark further down (a real-time query without a rescale, `bench.topology.realtime`), since
+    Spark refuses a watermark defined below another one ("Redefining watermark is disallowed")."""
     reader = (
         spark.readStream.format("kafka")
         .option("kafka.bootstrap.servers", config.bootstrap_servers)
@@ -74,7 +76,8 @@ def read_kafka(spark: SparkSession, config: TopologyConfig) -> DataFrame:
     )
     if config.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
-    return _columns(reader.load()).withWatermark("kafka_ts", f"{config.watermark_delay_s} seconds")
+    frame = _columns(reader.load())
+    return frame.withWatermark("kafka_ts", f"{config.watermark_delay_s} seconds") if watermark else frame
 
 
 def read_range(spark: SparkSession, config: TopologyConfig, start: dict[int, int], end: dict[int, int]) -> DataFrame:

@@ -25,6 +25,7 @@ import org.apache.spark.TaskContext;
 import org.apache.spark.api.java.function.MapFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.KeyValueGroupedDataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
 import org.apache.spark.sql.functions;
@@ -176,6 +177,15 @@ public final class GroupingStage {
      * rows.) No routing summary is built (the real-time query observes no metrics: its aggregator
      * counts the loads, bench/topology/realtime.py).
      *
+     * <p>A real-time query without {@code controls} runs the operator in {@code TimeMode.None()}, and
+     * its output's {@code event_ts} is not an event-time column: the caller defines the watermark on
+     * it ({@code withWatermark}), and must not on the input (Spark refuses a watermark below another).
+     * The overload that keeps it one runs in {@code TimeMode.EventTime()},
+     * which looks up expired timers after every call, one a row in Real-Time Mode, for a router that
+     * registers none: two to three times the CPU a record of the whole query on a backlog at cost 0
+     * (docs/performance.md, "The grouping stage's time mode"). A state-transfer record needs the
+     * operator's watermark ({@code forwarded}), so a query with {@code controls} keeps event time.
+     *
      * @param realTime the query runs in Real-Time Mode: STOP_THE_WORLD's switches, each due from the
      *     query's first batch, or with {@code "channel": folder} in {@code rescale} a SHARED_STATE's
      *     or LEARNER's, read at each real-time batch's start ({@link ChannelBarrier}); {@code controls} are the
@@ -208,9 +218,13 @@ public final class GroupingStage {
         if (controls != null) {
             input = input.unionByName(controls.selectExpr(CONTROL_INPUT.fieldNames()));
         }
-        return input.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT())
-                .transformWithState(new Router(grouping, parameters, workers, clock.equals("kafka"), plan, realTime),
-                        "event_ts", OutputMode.Append(), Encoders.row(OUTPUT));
+        Router router = new Router(grouping, parameters, workers, clock.equals("kafka"), plan, realTime);
+        KeyValueGroupedDataset<Integer, Row> bySplitter =
+                input.groupByKey((MapFunction<Row, Integer>) row -> row.getInt(0), Encoders.INT());
+        if (realTime && controls == null) {
+            return bySplitter.transformWithState(router, TimeMode.None(), OutputMode.Append(), Encoders.row(OUTPUT));
+        }
+        return bySplitter.transformWithState(router, "event_ts", OutputMode.Append(), Encoders.row(OUTPUT));
     }
 
     /** {@code params} (a JSON object) as parameter name -> integer value. */
