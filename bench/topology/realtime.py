@@ -86,9 +86,10 @@ def query_names(config: TopologyConfig) -> tuple[str, str]:
 def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) -> DataFrame:
     """The real-time query's DataFrame (no sink): every update of a worker window's partial, with
     PARTIAL_SCHEMA's columns."""
-    # without a rescale the grouping stage runs with no time mode and the watermark is defined after it
-    # (GroupingStage.apply), not on the source
-    source = spout.read_kafka(spark, config, watermark=config.transfers)
+    # without a rescale the grouping stage runs with no time mode (GroupingStage.apply): the query's one
+    # watermark is defined after it, not on the source
+    watermark_after_stage = not config.transfers
+    source = spout.read_kafka(spark, config, watermark=not watermark_after_stage)
     tuples = splitter.split(source, config, splitter_sql)
     rescale = jvm_stage.rescale_spec(config.rescale_routings, config.switches, config.worker_space,
                                      handoff=config.rescale_protocol == "HANDOFF",
@@ -100,7 +101,7 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
                                                  spout.REALTIME_CONSUMER_OPTIONS)
     routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
                                       config.grouping_params, rescale, transfers, real_time=True)
-    if transfers is None:  # the grouping stage ran with no time mode (GroupingStage.apply): event time again
+    if watermark_after_stage:
         routed = routed.withWatermark("event_ts", f"{config.watermark_delay_s} seconds")
     # the routing summary's column carries the state-transfer records here (GroupingStage.OUTPUT)
     routed = routed.withColumnRenamed(jvm_stage.routed_column(spark), state_transfer.TRANSFER_COLUMN)
