@@ -200,6 +200,12 @@ class TopologyConfig(TopologySettings):
         return f"{self.run_id}.control"
 
     @property
+    def watermark_delay(self) -> str:
+        """The event-time watermark's delay as `withWatermark` takes it ("10 seconds"): the query's one
+        watermark, on the source's `kafka_ts` or after the grouping stage (`bench.topology.realtime`)."""
+        return f"{self.watermark_delay_s} seconds"
+
+    @property
     def close_horizon_ms(self) -> int:
         """How far past the last input timestamp the end-of-input record must lie so that the
         watermark closes the last worker window and the last aggregator window."""

@@ -102,7 +102,7 @@ def worker_windows(spark: SparkSession, config: TopologyConfig, splitter_sql) ->
     routed = jvm_stage.apply_grouping(tuples, config.grouping, config.workers, config.grouping_clock,
                                       config.grouping_params, rescale, transfers, real_time=True)
     if watermark_after_stage:
-        routed = routed.withWatermark("event_ts", f"{config.watermark_delay_s} seconds")
+        routed = routed.withWatermark("event_ts", config.watermark_delay)
     # the routing summary's column carries the state-transfer records here (GroupingStage.OUTPUT)
     routed = routed.withColumnRenamed(jvm_stage.routed_column(spark), state_transfer.TRANSFER_COLUMN)
     worked = worker.placed_and_worked(routed, config.worker_space, config.cost_ms, config.cost_every)

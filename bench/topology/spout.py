@@ -77,7 +77,7 @@ def read_kafka(spark: SparkSession, config: TopologyConfig, watermark: bool = Tr
     if config.max_offsets_per_trigger:
         reader = reader.option("maxOffsetsPerTrigger", str(config.max_offsets_per_trigger))
     frame = _columns(reader.load())
-    return frame.withWatermark("kafka_ts", f"{config.watermark_delay_s} seconds") if watermark else frame
+    return frame.withWatermark("kafka_ts", config.watermark_delay) if watermark else frame
 
 
 def read_range(spark: SparkSession, config: TopologyConfig, start: dict[int, int], end: dict[int, int]) -> DataFrame:
