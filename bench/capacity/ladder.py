@@ -17,6 +17,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+import numpy as np
+
 from bench.capacity.decision import (BOUNDS_MS, CAPACITY_STEP, TOO_FEW_LAG_SAMPLES, Thresholds, capacity_of,
                                      capacity_under, default_rates, holds_under, hot_worker_bound,
                                      ladder_saturated, lag_series, lag_slope, median_and_spread, step_holds)
@@ -215,7 +217,8 @@ def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: floa
     seconds of input, its own topic, `step_options`), measured and decided (`measure_step`); run
     again with a longer input (EXTENSIONS) while it keeps no lag trend. With the CPU per record of
     the Spark JVM and of this Python driver less its main thread, which runs the producer's replay
-    (`jvm_cpu_us_per_record`, `driver_cpu_us_per_record`, their sum `cpu_us_per_record`); in
+    (`jvm_cpu_us_per_record`, `driver_cpu_us_per_record`, their sum `cpu_us_per_record`; the sum in
+    CPU-seconds, `cpu_s`, and the step's records, `records`, for `cpu_fit`); in
     micro-batch mode, Spark's floor (`spark_floor_ms`: the empty query's median batch cycle at the
     step's median batch size, `bench.run.floor`, measured after the run, so neither its CPU nor its
     figures include it; None, with a warning, when it could not be measured); and the prepared run
@@ -234,7 +237,8 @@ def run_step(options: CapacityOptions, grouping: str, cost_ms: float, rate: floa
         step = measure_step(prepared.config.results_dir, rate, options.warmup_s, options.thresholds)
         driver = driver_cpu_seconds() - driver - (time.thread_time() - main_thread)
         jvm = None if jvm is None or (after := jvm_cpu_seconds(spark)) is None else after - jvm
-        step.update(system=mode, step_s=options.step_s * factor,
+        step.update(system=mode, step_s=options.step_s * factor, records=run_options.limit,
+                    cpu_s=None if jvm is None else jvm + driver,
                     jvm_cpu_us_per_record=None if jvm is None else 1e6 * jvm / run_options.limit,
                     driver_cpu_us_per_record=1e6 * driver / run_options.limit,
                     cpu_us_per_record=None if jvm is None else 1e6 * (jvm + driver) / run_options.limit)
@@ -403,12 +407,39 @@ def _at_capacity(ladders: list[dict], figure: str, bound_ms: float | None = None
     return statistics.median(values) if values else None
 
 
+def cpu_fit(steps: list[dict]) -> tuple[float, float] | None:
+    """What a record costs a system beyond what it burns anyway: the least-squares line of its steps'
+    CPU-seconds (`cpu_s`) against their records (`records`), over the ladder's steps that held (from
+    the first, as `capacity_of` climbs), as (marginal CPU, µs per record; fixed CPU, CPU-seconds per
+    step). The fixed part is what a step costs with no record: a Storm step's JVM start, warm-up step
+    and executors' waiting, a Spark step's query start, idle tasks and end-of-input drain. The
+    capacity tables' CPU per record divides the whole by the records, which for a system with a
+    large fixed part mostly measures the step's length (docs/performance.md). None with fewer than
+    two held steps of different sizes that carry both figures (a record from before them)."""
+    held = [s for s in itertools.takewhile(lambda s: s["holds"], steps)
+            if s.get("cpu_s") is not None and s.get("records")]
+    if len({s["records"] for s in held}) < 2:
+        return None
+    slope, intercept = np.polyfit([s["records"] for s in held], [s["cpu_s"] for s in held], 1)
+    return 1e6 * float(slope), float(intercept)
+
+
+def _median_fit(ladders: list[dict]) -> tuple[float | None, float | None]:
+    """Median over the ladders of `cpu_fit`'s two figures, each over the ladders that have one."""
+    fits = [fit for lad in ladders if (fit := cpu_fit(lad["steps"])) is not None]
+    if not fits:
+        return None, None
+    return statistics.median(f[0] for f in fits), statistics.median(f[1] for f in fits)
+
+
 def summarize(ladders: list[dict], bounds_ms: tuple[float, ...] = ()) -> list[dict]:
     """One row per (system, grouping, cost): median capacity over repetitions, spread
     (`median_and_spread`, with the ladders on which every step held marked as lower bounds), the
     hot-worker bound, and the engine's CPU per record at capacity (`cpu_us_per_record`: the Spark
     JVM's and the harness's Python driver's, less its replay, or the Storm peer JVM's CPU over the
-    step, µs per record; the producer not counted); for the micro-batch harness, its median batch
+    step, µs per record; the producer not counted), and the same CPU split by `cpu_fit` into a marginal
+    and a fixed part (`marginal_cpu_us_per_record`, `fixed_cpu_s_per_step`: medians over the
+    ladders, from their steps that held under the climbing bound); for the micro-batch harness, its median batch
     and Spark's floor at capacity (`batch_p50_ms`, `spark_floor_ms`, ms). Under `bounds`, the same
     figures per p99 bound (ms, as text) from the same steps (`capacity_under`). Where the Storm peer
     laddered more than one producer batch size for a grouping and cost, the row with the highest
@@ -423,6 +454,7 @@ def summarize(ladders: list[dict], bounds_ms: tuple[float, ...] = ()) -> list[di
         share = statistics.median(shares) if shares else None
         spread = median_and_spread([lad["capacity"] for lad in mine], [not ladder_saturated(lad["steps"]) for lad in mine])
         firsts = [lad["steps"][0]["rate"] for lad in mine if lad["steps"]]
+        marginal, fixed = _median_fit(mine)
         under = {}
         for bound in bounds_ms:
             under[f"{bound:g}"] = {
@@ -435,6 +467,7 @@ def summarize(ladders: list[dict], bounds_ms: tuple[float, ...] = ()) -> list[di
                      "first_rate": min(firsts) if firsts else None,
                      "hottest_share": share, "hot_worker_bound": hot_worker_bound(share or 0.0, cost),
                      "cpu_us_per_record": _at_capacity(mine, "cpu_us_per_record"),
+                     "marginal_cpu_us_per_record": marginal, "fixed_cpu_s_per_step": fixed,
                      "batch_p50_ms": _at_capacity(mine, "batch_p50_ms"),
                      "spark_floor_ms": _at_capacity(mine, "spark_floor_ms"), "under": under})
     for grouping, cost in {(r["grouping"], r["cost_ms"]) for r in rows}:
@@ -451,7 +484,7 @@ def format_capacity_table(rows: list[dict], bound_ms: float | None = None) -> st
     capacity of 0 in the record: below the ladder, not none)."""
     head = ["SYSTEM", "GROUPING", "COST (ms)", "CAPACITY (rec/s, median)", "SPREAD (min-max)", "PER REPETITION",
             "HOTTEST WORKER", "BOUND 1000/(share*cost)", "CPU AT CAPACITY (us/record)",
-            "BATCH / SPARK'S FLOOR AT CAPACITY (ms)"]
+            "CPU: MARGINAL (us/record) + FIXED (CPU-s/step)", "BATCH / SPARK'S FLOOR AT CAPACITY (ms)"]
     rows = [r if bound_ms is None else {**r, **r["under"][f"{bound_ms:g}"]} for r in rows]
 
     def shown(value: float, at_least: bool, row: dict) -> str:
@@ -466,7 +499,7 @@ def format_capacity_table(rows: list[dict], bound_ms: float | None = None) -> st
              "-" if r["hottest_share"] is None else f"{100 * r['hottest_share']:.1f} %",
              "-" if r["hot_worker_bound"] is None else f"{r['hot_worker_bound']:.0f}",
              "-" if r.get("cpu_us_per_record") is None else f"{r['cpu_us_per_record']:,.0f}",
-             floor_cell(r)] for r in rows]
+             fit_cell(r), floor_cell(r)] for r in rows]
     widths = [max(len(h), *(len(b[i]) for b in body)) if body else len(h) for i, h in enumerate(head)]
     lines = [] if bound_ms is None else [f"under p99 <= {bound_ms:g} ms:"]
     lines += ["  ".join(c.ljust(w) for c, w in zip(cells, widths)).rstrip() for cells in (head, *body)]
@@ -487,7 +520,16 @@ def format_capacity_tables(rows: list[dict], bounds_ms: tuple[float, ...]) -> st
     """One `format_capacity_table` per p99 bound, tightest first, with a line on the CPU column."""
     tables = [format_capacity_table(rows, bound) for bound in sorted(bounds_ms)]
     return "\n\n".join(tables) + ("\nCPU: the Spark JVM's and the harness's Python driver's (less the producer's "
-                                  "replay), or the Storm peer JVM's, over the step, per record" if rows else "")
+                                  "replay), or the Storm peer JVM's, over the step, per record; MARGINAL + FIXED: "
+                                  "the line of the CPU-seconds of the steps that held against their records "
+                                  "(the climbing bound's), median over the repetitions" if rows else "")
+
+
+def fit_cell(row: dict) -> str:
+    """`<marginal> + <fixed>` of a capacity row (`cpu_fit`: µs per record, CPU-seconds per step), `-`
+    without a fit."""
+    marginal, fixed = row.get("marginal_cpu_us_per_record"), row.get("fixed_cpu_s_per_step")
+    return "-" if marginal is None else f"{marginal:,.1f} + {fixed:,.1f}"
 
 
 def floor_cell(row: dict) -> str:

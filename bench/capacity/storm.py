@@ -67,7 +67,8 @@ def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int
                        thresholds: Thresholds, topic: str, producer_batch: int = 1, warm_up_records: int = 0) -> dict:
     """One Storm step decided as a harness step (`ladder.measure_step`'s keys, `run_id` = the topic),
     plus `cpu_us_per_record` (the peer JVM's CPU over the step and its warm-up, µs per record of
-    both), `producer_batch` (as the peer reports it ran, else as asked) and `system`
+    both), that CPU in CPU-seconds and the step's own records (`cpu_s`, `records`: `ladder.cpu_fit`,
+    whose fixed part takes the JVM's start and its warm-up step, the same at every step), `producer_batch` (as the peer reports it ran, else as asked) and `system`
     (`storm_system`). `records`: the step's, after `warm_up_records` of the warm-up step."""
     t, lag = lag_series(progress_batches(result.get("progress") or [], warm_up_records), first_ts_ms, rate, records,
                         warmup_s)
@@ -85,6 +86,7 @@ def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int
             "time_ms": int(samples[-1][0]) if samples else int(time.time() * 1000),
             "cpu_us_per_record": 1e6 * result["cpu_seconds"] / (warm_up_records + records)
             if result.get("cpu_seconds") else None,
+            "cpu_s": result.get("cpu_seconds") or None, "records": records,
             "executors": (result.get("settings") or {}).get("executors"),
             "producer_batch": (result.get("settings") or {}).get("producer_batch_size", producer_batch),
             "system": storm_system(producer_batch)}

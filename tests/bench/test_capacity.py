@@ -7,7 +7,7 @@ import pytest
 from bench.capacity.decision import (CAPACITY_STEP, Thresholds, capacity_of, hot_worker_bound, ladder_saturated,
                                      lag_series, lag_slope, median_and_spread, step_holds)
 from bench.capacity.decision import TOO_FEW_LAG_SAMPLES, capacity_under, holds_under
-from bench.capacity.ladder import format_capacity_table, step_point, summarize
+from bench.capacity.ladder import cpu_fit, format_capacity_table, step_point, summarize
 
 
 def batches(records_per_batch: list[int], batch_s: float = 1.0) -> list[dict]:
@@ -105,6 +105,34 @@ def test_a_ladder_on_which_every_step_held_gives_only_a_lower_bound():
                       {"grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 500, "steps": held}])
     assert [(r["system"], r["median"], r["cpu_us_per_record"]) for r in both] == [("microbatch", 500, None),
                                                                                   ("storm", 250, 40.0)]
+
+
+def test_the_cpu_of_a_ladders_held_steps_splits_into_a_marginal_and_a_fixed_part():
+    def step(rate: float, holds: bool, fixed_s: float, us_per_record: float) -> dict:
+        records = int(rate * 20)
+        return {"rate": rate, "holds": holds, "records": records, "cpu_s": fixed_s + us_per_record * records / 1e6}
+
+    # Storm-like: 46 CPU-s a step whatever its records, 2 us a record; a failed step's CPU is left out
+    storm = [step(8_000, True, 46.0, 2.0), step(16_000, True, 46.0, 2.0), step(32_000, True, 46.0, 2.0),
+             step(64_000, False, 90.0, 2.0)]
+    marginal, fixed = cpu_fit(storm)
+    assert (round(marginal, 6), round(fixed, 6)) == (2.0, 46.0)
+    # one held step, or a record from before the figures: no line
+    assert cpu_fit(storm[:1] + storm[3:]) is None
+    assert cpu_fit([{"rate": 8_000, "holds": True, "cpu_us_per_record": 40.0}] * 2) is None
+    spark = [step(8_000, True, 20.0, 45.0), step(16_000, True, 20.0, 45.0)]
+    rows = summarize([{"system": "storm", "grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 32_000,
+                       "steps": storm},
+                      {"system": "realtime", "grouping": "KEY", "cost_ms": 0.0, "rep": 0, "capacity": 16_000,
+                       "steps": spark},
+                      {"system": "realtime", "grouping": "KEY", "cost_ms": 0.0, "rep": 1, "capacity": 8_000,
+                       "steps": spark[:1]}])
+    fits = {r["system"]: (round(r["marginal_cpu_us_per_record"], 3), round(r["fixed_cpu_s_per_step"], 3))
+            for r in rows}
+    assert fits == {"realtime": (45.0, 20.0), "storm": (2.0, 46.0)}
+    table = format_capacity_table(rows)
+    assert "CPU: MARGINAL (us/record) + FIXED (CPU-s/step)" in table and "45.0 + 20.0" in table
+    assert "2.0 + 46.0" in table
 
 
 def test_a_ladder_that_failed_its_first_step_shows_a_capacity_below_it_not_zero():
