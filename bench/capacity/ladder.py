@@ -437,10 +437,10 @@ def summarize(ladders: list[dict], bounds_ms: tuple[float, ...] = ()) -> list[di
     (`median_and_spread`, with the ladders on which every step held marked as lower bounds), the
     hot-worker bound, and the engine's CPU per record at capacity (`cpu_us_per_record`: the Spark
     JVM's and the harness's Python driver's, less its replay, or the Storm peer JVM's CPU over the
-    step, µs per record; the producer not counted), and the same CPU split by `cpu_fit` into a marginal
-    and a fixed part (`marginal_cpu_us_per_record`, `fixed_cpu_s_per_step`: medians over the
-    ladders, from their steps that held under the climbing bound); for the micro-batch harness, its median batch
-    and Spark's floor at capacity (`batch_p50_ms`, `spark_floor_ms`, ms). Under `bounds`, the same
+    step, µs per record; the producer not counted), and the same CPU split by `cpu_fit` into a
+    marginal and a fixed part (`marginal_cpu_us_per_record`, `fixed_cpu_s_per_step`: medians over
+    the ladders, from their steps that held under the climbing bound); for the micro-batch harness,
+    its median batch and Spark's floor at capacity (`batch_p50_ms`, `spark_floor_ms`, ms). Under `bounds`, the same
     figures per p99 bound (ms, as text) from the same steps (`capacity_under`). Where the Storm peer
     laddered more than one producer batch size for a grouping and cost, the row with the highest
     median capacity (a lower bound over an exact value at the same rate; on a tie, the first in the

@@ -68,8 +68,9 @@ def measure_storm_step(result: dict, rate: float, records: int, first_ts_ms: int
     """One Storm step decided as a harness step (`ladder.measure_step`'s keys, `run_id` = the topic),
     plus `cpu_us_per_record` (the peer JVM's CPU over the step and its warm-up, µs per record of
     both), that CPU in CPU-seconds and the step's own records (`cpu_s`, `records`: `ladder.cpu_fit`,
-    whose fixed part takes the JVM's start and its warm-up step, the same at every step), `producer_batch` (as the peer reports it ran, else as asked) and `system`
-    (`storm_system`). `records`: the step's, after `warm_up_records` of the warm-up step."""
+    whose fixed part takes the JVM's start and its warm-up step, the same at every step),
+    `producer_batch` (as the peer reports it ran, else as asked) and `system` (`storm_system`).
+    `records`: the step's, after `warm_up_records` of the warm-up step."""
     t, lag = lag_series(progress_batches(result.get("progress") or [], warm_up_records), first_ts_ms, rate, records,
                         warmup_s)
     slope = lag_slope(t, lag)
