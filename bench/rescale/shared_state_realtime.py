@@ -20,8 +20,8 @@ What differs from the micro-batch protocol (bench/rescale/shared_state.py):
 
 Steps of one event, each journalled before the next (SHARED_STATE_PHASES): requested (the request
 in the channel), savepoint (batch B committed and read, the moved entries in `<run>.state`),
-published (the epoch in the channel), switched (real-time batch S committed: its transfers are in
-the workers' state). A driver killed at any step goes on from the journal: the routers of S
+published (the epoch in the channel), switched (real-time batch S committed, and a committed batch
+has read the moved entries: `RescaleDriver.transfers_read`; they are in the workers' state). A driver killed at any step goes on from the journal: the routers of S
 wait for the publication whichever attempt makes it, and a published epoch is never rewritten.
 """
 
@@ -65,7 +65,8 @@ class RealtimeSharedState(SharedState):
             entry = self._publish_realtime(index)
         # not the aggregator's switch batch too: with the input all read, none comes before the
         # end-of-input record, which waits for this event (a resumed run, 2026-12-06)
-        if entry["phase"] == "published" and self._committed() >= entry["query_switch_batch"]:
+        if (entry["phase"] == "published" and self._committed() >= entry["query_switch_batch"]
+                and self.transfers_read(entry)):
             self.journal.record(index, phase="switched")
 
     def _savepoint_realtime(self, spark, index: int, switch: int, log) -> dict:
@@ -78,6 +79,7 @@ class RealtimeSharedState(SharedState):
         records, transfer_figures = self._transfers(index, epoch, move)
         if epoch not in state_transfer.written_epochs(c.bootstrap_servers, c.run_id):
             state_transfer.write(c.bootstrap_servers, c.run_id, records, epoch)
+        transfer_ends = self.transfer_ends()
         entry = self.journal.event(index)
         # the routers of S began to wait when B committed
         stop_wall_ms = int(1000 * (self.checkpoint / "commits" / str(barrier)).stat().st_mtime)
@@ -87,7 +89,8 @@ class RealtimeSharedState(SharedState):
             f"by the old routing, from {switch} by the new one; {move.moved_keys} keys moved")
         return self.journal.record(index, phase="savepoint", stop_wall_ms=stop_wall_ms, query_barrier_batch=barrier,
                                    query_switch_batch=switch, partitions_before=c.partitions,
-                                   partitions_after=c.partitions, steps=steps, **transfer_figures,
+                                   partitions_after=c.partitions, steps=steps, transfer_ends=transfer_ends,
+                                   **transfer_figures,
                                    **self._figures(move, before, after))
 
     def _aggregator_caught_up(self, index: int) -> bool:

@@ -17,9 +17,13 @@ What differs from the micro-batch protocol (bench/rescale/stop_the_world.py):
 - The state layout is fixed for the run at N = max(A, M) (`bench.rescale.setup`): no repartition.
 - The restarted query's routers install every switch it is given from its first batch
   (GroupingStage.java): a real-time query never runs a batch of an earlier routing again.
+- The moved keys reach their new owners while the restarted query runs, when its source of
+  `<run>.state` reads them: the next event waits for a committed real-time batch that has read
+  them all (`RescaleDriver.transfers_read`).
 
 Steps of one event, each journalled before the next: stopped, savepoint, transferred (the state in
-`<run>.state`, the partials given back, the barrier and switch batches fixed), restarted.
+`<run>.state` and the topic's end offsets then, the partials given back, the barrier and switch
+batches fixed), restarted.
 """
 
 from __future__ import annotations
@@ -46,14 +50,15 @@ class RealtimeStopTheWorld(StopTheWorld):
     real-time query of `config` beside the running aggregator."""
 
     def due(self, observer) -> bool:
-        """`StopTheWorld.due`, once the real-time query has committed a batch since it last started:
-        the savepoint's barrier (a batch the previous event's state transfer is in)."""
+        """`StopTheWorld.due`, once the savepoint has a barrier that holds every key at its owner: a
+        committed real-time batch, and after an event, one that has read the event's whole state
+        transfer (`transfers_read`)."""
         if not super().due(observer):
             return False
-        commits = batch_ids(self.checkpoint / "commits")
         index = self.next_index()
-        previous = self.journal.event(index - 1)["query_barrier_batch"] if index > 0 else -1
-        return bool(commits) and commits[-1] > previous
+        if index > 0:
+            return self.transfers_read(self.journal.event(index - 1))
+        return bool(batch_ids(self.checkpoint / "commits"))
 
     def run_event(self, spark, topology, start_realtime, observer, log) -> object:
         """The next event, from where the journal says it stands; returns `topology` with its real-time
@@ -99,7 +104,8 @@ class RealtimeStopTheWorld(StopTheWorld):
         marker_batch = self._give_back(spark, generation, barrier, topology)
         steps["give_back_ms"] = elapsed_ms(t)
         self.journal.record(index, phase="transferred", steps=steps, barrier_batch=marker_batch,
-                            switch_batch=marker_batch + 1, **self._figures(observer, before, after, move))
+                            switch_batch=marker_batch + 1, transfer_ends=self.transfer_ends(),
+                            **self._figures(observer, before, after, move))
         hang_after("transferred", index)
         log(f"rescale {event.label()} (STOP_THE_WORLD, real-time): real-time batches up to {barrier} by the old "
             f"routing, the rest by the new one; {move.moved_keys} keys moved")

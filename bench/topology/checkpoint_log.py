@@ -35,9 +35,10 @@ def committed_offsets(checkpoint: Path, topic: str) -> dict[int, int]:
 
 def has_read(checkpoint: Path, topic: str, ends: dict[int, int] | None) -> bool:
     """Whether the last committed batch of the query checkpoint `checkpoint` has read `topic` up to
-    `ends` (its next offset per partition, as `producers.broker.end_offsets` gives them); False
-    without ends (the topic not found or not read)."""
+    `ends` (its next offset per partition, as `producers.broker.end_offsets` gives them, or as a
+    journal read back from JSON keeps them: partitions as strings); False without ends (the topic
+    not found or not read)."""
     if not ends:
         return False
     committed = committed_offsets(checkpoint, topic)
-    return all(committed.get(p, 0) >= end for p, end in ends.items())
+    return all(committed.get(int(p), 0) >= end for p, end in ends.items())

@@ -332,3 +332,38 @@ def test_watermark_offsets_are_asked_again_while_the_partition_has_no_leader():
     assert watermark_offsets(leaderless, TopicPartition("t", 0), 5.0) == (0, 5) and leaderless.calls == 3
     with pytest.raises(KafkaException):
         watermark_offsets(Consumer([KafkaError.TOPIC_AUTHORIZATION_FAILED]), TopicPartition("t", 0), 5.0)
+
+
+def _committed_batch(checkpoint, batch: int, state_offset: int, run_id: str) -> None:
+    """A committed batch in a query checkpoint's logs, as Spark writes them: `offsets/<batch>` (the
+    version, the batch's metadata, then one line per source) and `commits/<batch>`."""
+    for folder in ("offsets", "commits"):
+        (checkpoint / folder).mkdir(parents=True, exist_ok=True)
+    sources = [{f"in.{run_id}": {"0": 600}}, {state_transfer.topic(run_id): {"0": state_offset}}]
+    (checkpoint / "offsets" / str(batch)).write_text("\n".join(
+        ["v1", json.dumps({"batchWatermarkMs": 0, "conf": {}})] + [json.dumps(s) for s in sources]))
+    (checkpoint / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}')
+
+
+def test_a_real_time_event_waits_for_a_committed_batch_that_read_the_previous_events_whole_transfer(tmp_path):
+    """CI, 2026-12-07: a committed real-time batch after the restart had not read the previous event's
+    state transfer yet (a loaded machine), and the next event's savepoint found a moved key at its
+    old owner. The journal is read back from JSON, as a resumed driver reads it (partitions as strings)."""
+    from types import SimpleNamespace
+
+    from bench.rescale.stop_the_world_realtime import RealtimeStopTheWorld
+    from groupings.rescaling import parse_schedule
+
+    run_id, checkpoint = "r", tmp_path / "checkpoint" / "realtime"
+    Journal(tmp_path).record(0, phase="restarted", target=6, query_barrier_batch=0, switch_batch=12,
+                             transfer_ends={0: 10})
+    driver = RealtimeStopTheWorld(config=SimpleNamespace(state_checkpoint=checkpoint, run_id=run_id),
+                                  events=parse_schedule("8000ms:+4,+5,16000ms:-1"), journal=Journal(tmp_path),
+                                  t_first_ms=1_000)
+    observer = SimpleNamespace(batches={12: {"max_ts_ms": 1_000 + 17_000}})
+    _committed_batch(checkpoint, 0, 0, run_id)
+    assert not driver.due(observer)
+    _committed_batch(checkpoint, 1, 4, run_id)  # the batch after the restart, the transfer partly read
+    assert not driver.due(observer)
+    _committed_batch(checkpoint, 2, 10, run_id)
+    assert driver.due(observer)
