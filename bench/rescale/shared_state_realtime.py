@@ -21,8 +21,9 @@ What differs from the micro-batch protocol (bench/rescale/shared_state.py):
 Steps of one event, each journalled before the next (SHARED_STATE_PHASES): requested (the request
 in the channel), savepoint (batch B committed and read, the moved entries in `<run>.state`),
 published (the epoch in the channel), switched (real-time batch S committed, and a committed batch
-has read the moved entries: `RescaleDriver.transfers_read`; they are in the workers' state). A driver killed at any step goes on from the journal: the routers of S
-wait for the publication whichever attempt makes it, and a published epoch is never rewritten.
+has read the moved entries, `RescaleDriver.transfers_read`: they are in the workers' state). A
+driver killed at any step goes on from the journal: the routers of S wait for the publication
+whichever attempt makes it, and a published epoch is never rewritten.
 """
 
 from __future__ import annotations

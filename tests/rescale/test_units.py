@@ -348,7 +348,8 @@ def _committed_batch(checkpoint, batch: int, state_offset: int, run_id: str) -> 
 def test_a_real_time_event_waits_for_a_committed_batch_that_read_the_previous_events_whole_transfer(tmp_path):
     """CI, 2026-12-07: a committed real-time batch after the restart had not read the previous event's
     state transfer yet (a loaded machine), and the next event's savepoint found a moved key at its
-    old owner. The journal is read back from JSON, as a resumed driver reads it (partitions as strings)."""
+    old owner. The journal is read back from JSON, as a resumed driver reads it (partitions as
+    strings)."""
     from types import SimpleNamespace
 
     from bench.rescale.stop_the_world_realtime import RealtimeStopTheWorld
