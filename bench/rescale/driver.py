@@ -114,8 +114,8 @@ class RescaleDriver:
         return [target for _, target in self.journal.switches()]
 
     def transfer_ends(self) -> dict[int, int]:
-        """`<run>.state`'s end offsets now (partition -> next offset), read once an event's records are
-        in it: the event's `transfer_ends` in the journal (`transfers_read`).
+        """`<run>.state`'s end offsets now (partition -> next offset): read once an event's records are
+        in it, the event's `transfer_ends` in the journal (`transfers_read`).
 
         Raises RuntimeError: the topic is gone from Kafka."""
         topic = state_transfer.topic(self.config.run_id)
@@ -124,14 +124,14 @@ class RescaleDriver:
             raise RuntimeError(f"the state-transfer topic {topic!r} is gone from Kafka")
         return ends
 
-    def transfers_read(self, entry: dict) -> bool:
-        """Real-time mode: whether a committed real-time batch has read every `<run>.state` record
-        written up to event `entry`'s transfer (its `transfer_ends`), so that the workers' committed
-        state holds its moved keys at their new owners. A committed batch after the switch is not
+    def transfers_read(self, ends: dict | None) -> bool:
+        """Real-time mode: whether a committed real-time batch has read `<run>.state` up to `ends`
+        (`transfer_ends`, as an event journalled them; False for None), so that the workers' committed
+        state holds the moved keys at their new owners. A committed batch after the switch is not
         enough: a real-time batch reads `<run>.state` beside the input and can end before its
         source task has reached records written before the batch began (CI, 2026-12-07: the
         second event's savepoint found a key of the first at its old owner, on a loaded machine)."""
-        return has_read(self.checkpoint, state_transfer.topic(self.config.run_id), entry.get("transfer_ends"))
+        return has_read(self.checkpoint, state_transfer.topic(self.config.run_id), ends)
 
     def ownership_switches(self) -> list[tuple[int, object, int]]:
         """(batch, routing in force from it, event index), ascending: each event's switch batch and

@@ -67,7 +67,7 @@ class RealtimeSharedState(SharedState):
         # not the aggregator's switch batch too: with the input all read, none comes before the
         # end-of-input record, which waits for this event (a resumed run, 2026-12-06)
         if (entry["phase"] == "published" and self._committed() >= entry["query_switch_batch"]
-                and self.transfers_read(entry)):
+                and self.transfers_read(entry.get("transfer_ends"))):
             self.journal.record(index, phase="switched")
 
     def _savepoint_realtime(self, spark, index: int, switch: int, log) -> dict:

@@ -57,7 +57,7 @@ class RealtimeStopTheWorld(StopTheWorld):
             return False
         index = self.next_index()
         if index > 0:
-            return self.transfers_read(self.journal.event(index - 1))
+            return self.transfers_read(self.journal.event(index - 1).get("transfer_ends"))
         return bool(batch_ids(self.checkpoint / "commits"))
 
     def run_event(self, spark, topology, start_realtime, observer, log) -> object:

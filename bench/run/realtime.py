@@ -23,11 +23,10 @@ from bench.observer.batches import state_store_figures
 from bench.observer.listener import ProgressListener
 from bench.run.lifecycle import POLL_S, StreamRun
 from bench.run.preflight import RunError
-from bench.topology import realtime, state_transfer
+from bench.topology import realtime
 from bench.topology.audit import audit_input
 from bench.topology.checkpoint_log import has_read
 from bench.topology.sink import DeadLetterSink, KafkaWriter
-from producers.broker import end_offsets
 
 STALL_S = 120.0
 """After the input audit, a run whose latest partials gain no tuple for this long, while short of
@@ -196,14 +195,13 @@ class RealtimeRun(StreamRun):
         owners (CI, 2026-12-06: a resumed rescale run's state.parquet at W = 6 after the event to 5)."""
         if self.rescaler is None or not self.rescaler.journal.event(0):
             return True
-        topic = state_transfer.topic(self.config.run_id)
         events = len(self.rescaler.journal.events)
         if self.transfer_ends is None or self.transfer_ends[0] != events:  # read again after a new event only
-            ends = end_offsets(self.config.bootstrap_servers, topic)
-            if ends is None:
-                raise RunError(f"the state-transfer topic {topic!r} is gone from Kafka")
-            self.transfer_ends = (events, ends)
-        return has_read(self.config.state_checkpoint, topic, self.transfer_ends[1])
+            try:
+                self.transfer_ends = (events, self.rescaler.transfer_ends())
+            except RuntimeError as e:
+                raise RunError(str(e)) from None
+        return self.rescaler.transfers_read(self.transfer_ends[1])
 
     def _send_end_of_input(self) -> None:
         writer = KafkaWriter(self.config.bootstrap_servers)
