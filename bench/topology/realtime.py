@@ -33,6 +33,7 @@ batch run again routes every tuple as the first time did (`bench.run.preflight`)
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 from pyspark.sql import DataFrame, SparkSession
@@ -130,13 +131,31 @@ a tuple), so with them the checkpoint grew all run long: 6 -> 74 MiB over the 25
 A query takes its session's settings when it starts (Spark clones the session for it), so these
 hold for the real-time query alone; the aggregator's micro-batches keep Spark's defaults."""
 
+LIVE_RESCALE_READ_S = 60
+"""How long a committed batch of a live rescale run's real-time query stays readable at least (s).
+The rescale driver reads the worker state at a committed batch while the query goes on (HANDOFF at
+each round's hold batch, SHARED_STATE at its barrier batch, LEARNER at its warm-up batch), and Spark
+deletes a batch's commit and state versions once `minBatchesToRetain` newer batches have committed.
+With 2 batches of 5 s kept, under the test suite on 2 cores (a state read took 5.9 s there), a
+HANDOFF round's read found its hold batch gone: `STDS_COMMITTED_BATCH_UNAVAILABLE` (a fresh-clone
+`make test` of 1c4e4da, 2026-12-08)."""
+
+
+def realtime_retention(config: TopologyConfig) -> dict[str, str]:
+    """REALTIME_RETENTION, keeping the batches of the last LIVE_RESCALE_READ_S too in a live rescale
+    run (`TopologyConfig.live_rescale`): 13 batches of 5 s, 2 of the default 300 s."""
+    if not config.live_rescale:
+        return REALTIME_RETENTION
+    kept = max(2, math.ceil(LIVE_RESCALE_READ_S / config.realtime_batch_s) + 1)
+    return {**REALTIME_RETENTION, "spark.sql.streaming.minBatchesToRetain": str(kept)}
+
 
 def start_realtime(spark: SparkSession, config: TopologyConfig, splitter_sql):
     """Start the real-time query (checkpoint `<checkpoint_dir>/realtime`, batches of
-    `realtime_batch_s`, REALTIME_RETENTION, N state partitions: a rescale run's N = max(A, M) is not
+    `realtime_batch_s`, `realtime_retention`, N state partitions: a rescale run's N = max(A, M) is not
     the session's A). Raises pyspark's errors when Real-Time Mode refuses the query."""
     partials = worker_windows(spark, config, splitter_sql)
-    with session_settings(spark, {**REALTIME_RETENTION, "spark.sql.shuffle.partitions": str(config.partitions)}):
+    with session_settings(spark, {**realtime_retention(config), "spark.sql.shuffle.partitions": str(config.partitions)}):
         return _start_realtime(partials, config)
 
 

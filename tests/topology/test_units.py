@@ -120,6 +120,20 @@ def test_config_validation_names_the_option(tmp_path):
     assert TopologyConfig(**base).to_dict()["topics"]["dlq"] == "r.dlq"
 
 
+def test_a_live_rescale_keeps_a_minute_of_real_time_batches_for_its_state_reads(tmp_path):
+    from bench.topology.realtime import REALTIME_RETENTION, realtime_retention
+
+    base = dict(run_id="r", grouping="KEY_GROUP", dataset="D", topic="t", bootstrap_servers="b",
+                checkpoint_dir=tmp_path, results_dir=tmp_path, mode="realtime")
+    kept = "spark.sql.streaming.minBatchesToRetain"
+    assert realtime_retention(TopologyConfig(**base, realtime_batch_s=5)) == REALTIME_RETENTION
+    for protocol in ("HANDOFF", "SHARED_STATE", "LEARNER"):
+        live = realtime_retention(TopologyConfig(**base, realtime_batch_s=5, rescale_protocol=protocol))
+        assert live[kept] == "13" and live.items() >= {k: v for k, v in REALTIME_RETENTION.items() if k != kept}.items()
+    assert realtime_retention(TopologyConfig(**base, realtime_batch_s=300, rescale_protocol="HANDOFF"))[kept] == "2"
+    assert realtime_retention(TopologyConfig(**base, realtime_batch_s=30, rescale_protocol="HANDOFF"))[kept] == "3"
+
+
 def test_session_conf_sets_rocksdb_and_keeps_the_master():
     conf = session_conf("spark://h:7077", 7, [Path("/x/a.jar")])
     assert conf["spark.master"] == "spark://h:7077"

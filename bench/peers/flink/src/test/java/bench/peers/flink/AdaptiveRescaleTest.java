@@ -10,7 +10,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
-import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.JobManagerOptions;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
@@ -51,7 +50,7 @@ class AdaptiveRescaleTest {
                                                                     @TempDir Path dir) throws Exception {
         Progress.reset();
         RescaleJob job = new RescaleJob(() -> new DataGeneratorSource<>(new SavepointRescaleTest.Generator(),
-                Long.MAX_VALUE, RateLimiterStrategy.perSecond(1_000), TypeInformation.of(Records.Raw.class)), 1, "dest",
+                Long.MAX_VALUE, SavepointRescaleTest.pausedUntilTheRescale(), TypeInformation.of(Records.Raw.class)), 1, "dest",
                 "n", 128, 10, 200);
         long deadline = System.currentTimeMillis() + 120_000;
         ClusterJobs jobs = new ClusterJobs(cluster, false);

@@ -8,7 +8,11 @@ import bench.peers.contract.RescaleSchedule;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.lib.NumberSequenceSource.NumberSequenceSplit;
+import org.apache.flink.api.connector.source.util.ratelimit.RateLimiter;
 import org.apache.flink.api.connector.source.util.ratelimit.RateLimiterStrategy;
 import org.apache.flink.connector.datagen.source.DataGeneratorSource;
 import org.apache.flink.connector.datagen.source.GeneratorFunction;
@@ -50,11 +54,34 @@ class SavepointRescaleTest {
         }
     }
 
+    /** The first job's source pauses after this many records (see {@link #pausedUntilTheRescale}). */
+    static final int FIRST_JOB_RECORDS = VALID * 3 / 4;
+
+    /**
+     * 1,000 records/s, where the first job's source (generation 0) pauses after FIRST_JOB_RECORDS, past
+     * the rescale at record VALID / 2: the rest of the input is left to the job after the rescale
+     * whatever the rescale takes. With the input at 1,000 records/s alone, a rescale slower than the 1 s
+     * left of it (on a loaded 2-core machine) left the new workers nothing to process. The pause is an
+     * availability future that never completes, so the task's mailbox still takes checkpoint barriers
+     * and the stop; the new job's readers, created after the driver has raised the generation, do not pause.
+     */
+    @SuppressWarnings("unchecked")  // perSecond's strategy is raw
+    static RateLimiterStrategy<NumberSequenceSplit> pausedUntilTheRescale() {
+        return parallelism -> {
+            RateLimiter<NumberSequenceSplit> rate = RateLimiterStrategy.perSecond(1_000).createRateLimiter(parallelism);
+            if (Progress.GENERATION.get() > 0) {
+                return rate;
+            }
+            AtomicInteger left = new AtomicInteger(FIRST_JOB_RECORDS / parallelism);
+            return n -> left.addAndGet(-n) >= 0 ? rate.acquire(n) : new CompletableFuture<>();
+        };
+    }
+
     @Test
     void restoredStateIsExactAfterRescale(@InjectMiniCluster MiniCluster cluster, @TempDir Path dir) throws Exception {
         Progress.reset();
         RescaleJob job = new RescaleJob(() -> new DataGeneratorSource<>(new Generator(), Long.MAX_VALUE,
-                RateLimiterStrategy.perSecond(1_000), TypeInformation.of(Records.Raw.class)), 1, "dest", "n", 128, 10, 0);
+                pausedUntilTheRescale(), TypeInformation.of(Records.Raw.class)), 1, "dest", "n", 128, 10, 0);
         long deadline = System.currentTimeMillis() + 120_000;
         ClusterJobs jobs = new ClusterJobs(cluster, false);
         RescaleDriver.Outcome outcome = new RescaleDriver(jobs, new StopWithSavepoint(jobs, job, dir.resolve("savepoints")),
