@@ -146,7 +146,7 @@ def realtime_retention(config: TopologyConfig) -> dict[str, str]:
     run (`TopologyConfig.live_rescale`): 13 batches of 5 s, 2 of the default 300 s."""
     if not config.live_rescale:
         return REALTIME_RETENTION
-    kept = max(2, math.ceil(LIVE_RESCALE_READ_S / config.realtime_batch_s) + 1)
+    kept = math.ceil(LIVE_RESCALE_READ_S / config.realtime_batch_s) + 1  # >= 2: the batch read and the next
     return {**REALTIME_RETENTION, "spark.sql.streaming.minBatchesToRetain": str(kept)}
 
 
